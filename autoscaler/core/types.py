@@ -1,0 +1,359 @@
+"""The value types the core reasons about: spec, pods, readings, settings, behaviour state.
+
+Everything here is a frozen dataclass of plain values. Quantities are integers in milli-units (what
+Kubernetes' `Quantity.MilliValue()` returns), times are timezone-aware `datetime`s, durations are seconds.
+Nothing here parses text or talks to anything: `autoscaler.spec` builds these from YAML, JSON and the API.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from types import MappingProxyType
+
+# --------------------------------------------------------------------------------------------------------
+# The autoscaler spec (autoscaling/v2 HorizontalPodAutoscalerSpec, in the core's terms)
+# --------------------------------------------------------------------------------------------------------
+
+
+class MetricSourceType(StrEnum):
+    RESOURCE = "Resource"
+    CONTAINER_RESOURCE = "ContainerResource"
+    PODS = "Pods"
+    OBJECT = "Object"
+    EXTERNAL = "External"
+
+
+class MetricTargetType(StrEnum):
+    UTILIZATION = "Utilization"
+    VALUE = "Value"
+    AVERAGE_VALUE = "AverageValue"
+
+
+class SelectPolicy(StrEnum):
+    MAX = "Max"
+    MIN = "Min"
+    DISABLED = "Disabled"
+
+
+class ScalingPolicyType(StrEnum):
+    PODS = "Pods"
+    PERCENT = "Percent"
+
+
+@dataclass(frozen=True, slots=True)
+class LabelSelectorRequirement:
+    key: str
+    operator: str  # In, NotIn, Exists, DoesNotExist
+    values: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class LabelSelector:
+    """A metav1.LabelSelector: matchLabels and matchExpressions, all of which must hold."""
+
+    match_labels: tuple[tuple[str, str], ...] = ()
+    match_expressions: tuple[LabelSelectorRequirement, ...] = ()
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        for key, value in self.match_labels:
+            if labels.get(key) != value:
+                return False
+        for req in self.match_expressions:
+            present = req.key in labels
+            if req.operator == "In" and not (present and labels[req.key] in req.values):
+                return False
+            if req.operator == "NotIn" and present and labels[req.key] in req.values:
+                return False
+            if req.operator == "Exists" and not present:
+                return False
+            if req.operator == "DoesNotExist" and present:
+                return False
+        return True
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectReference:
+    """autoscaling/v2 CrossVersionObjectReference."""
+
+    kind: str
+    name: str
+    api_version: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class MetricTarget:
+    """One of value / average_value (milli-units) / average_utilization (percent of request)."""
+
+    type: MetricTargetType
+    value: int | None = None
+    average_value: int | None = None
+    average_utilization: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MetricSpec:
+    """One entry of spec.metrics. Which fields are set depends on `type`, as in autoscaling/v2.
+
+    - Resource: resource_name; ContainerResource: resource_name and container;
+    - Pods / External: metric_name (and metric_selector);
+    - Object: metric_name, metric_selector and described_object.
+    """
+
+    type: MetricSourceType
+    target: MetricTarget
+    resource_name: str = ""
+    container: str = ""
+    metric_name: str = ""
+    metric_selector: LabelSelector | None = None
+    described_object: ObjectReference | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ScalingPolicy:
+    type: ScalingPolicyType
+    value: int
+    period_seconds: int
+
+
+@dataclass(frozen=True, slots=True)
+class ScalingRules:
+    """HPAScalingRules after the API server's defaulting (see `spec.defaults`).
+
+    `stabilization_window_seconds` None means "the controller's default" (scale-down only, as upstream).
+    `tolerance` None means "the controller-wide tolerance".
+    """
+
+    policies: tuple[ScalingPolicy, ...]
+    select_policy: SelectPolicy = SelectPolicy.MAX
+    stabilization_window_seconds: int | None = None
+    tolerance: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Behavior:
+    scale_up: ScalingRules
+    scale_down: ScalingRules
+
+
+@dataclass(frozen=True, slots=True)
+class AutoscalerSpec:
+    """The HPA spec the core decides on. `behavior` None selects the HPA's legacy normalization."""
+
+    max_replicas: int
+    metrics: tuple[MetricSpec, ...]
+    min_replicas: int = 1
+    behavior: Behavior | None = None
+    scale_target_ref: ObjectReference = ObjectReference(kind="", name="")
+
+
+# --------------------------------------------------------------------------------------------------------
+# Pods
+# --------------------------------------------------------------------------------------------------------
+
+
+class PodPhase(StrEnum):
+    PENDING = "Pending"
+    RUNNING = "Running"
+    SUCCEEDED = "Succeeded"
+    FAILED = "Failed"
+    UNKNOWN = "Unknown"
+
+
+def _frozen(mapping: Mapping[str, int] | None) -> Mapping[str, int]:
+    return MappingProxyType(dict(mapping or {}))
+
+
+@dataclass(frozen=True, slots=True)
+class Container:
+    """A container's name and resource requests in milli-units (cpu: millicores, memory: milli-bytes)."""
+
+    name: str
+    requests: Mapping[str, int] = field(default_factory=dict)
+    # Init containers only: restartPolicy Always makes it a sidecar, whose requests count.
+    restart_policy_always: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Pod:
+    """The fields of a core/v1 Pod that the HPA reads.
+
+    `ready` is the status of the PodReady condition: "True", "False", "Unknown", or None when the pod has
+    no such condition; `ready_transition` is that condition's lastTransitionTime.
+    """
+
+    name: str
+    phase: PodPhase
+    labels: Mapping[str, str] = field(default_factory=dict)
+    ready: str | None = None
+    ready_transition: datetime | None = None
+    start_time: datetime | None = None
+    deleted: bool = False
+    containers: tuple[Container, ...] = ()
+    init_containers: tuple[Container, ...] = ()
+    # spec.resources.requests (pod-level resources), milli-units; empty when not set.
+    pod_requests: Mapping[str, int] = field(default_factory=dict)
+    namespace: str = ""
+
+    @property
+    def is_ready(self) -> bool:
+        """podutil.IsPodReady: the Ready condition is True."""
+        return self.ready == "True"
+
+
+@dataclass(frozen=True, slots=True)
+class Scale:
+    """The target's scale subresource: spec.replicas, status.replicas and status.selector (a string)."""
+
+    spec_replicas: int
+    status_replicas: int
+    selector: str
+
+
+# --------------------------------------------------------------------------------------------------------
+# Readings: what a metric source returns, in the shape of the Kubernetes metrics APIs
+# --------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerUsage:
+    name: str
+    usage: Mapping[str, int]  # resource name -> milli-units
+
+
+@dataclass(frozen=True, slots=True)
+class PodUsage:
+    """One metrics.k8s.io PodMetrics item: per-container usage, sample time and window."""
+
+    pod: str
+    timestamp: datetime
+    window_seconds: float
+    containers: tuple[ContainerUsage, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceReading:
+    """Resource and ContainerResource metrics: a PodMetricsList."""
+
+    pods: tuple[PodUsage, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PodValue:
+    """One custom.metrics.k8s.io MetricValue about a pod."""
+
+    pod: str
+    value: int  # milli-units
+    timestamp: datetime
+    window_seconds: float = 60.0  # metricServerDefaultMetricWindow when the API gives none
+
+
+@dataclass(frozen=True, slots=True)
+class PodsReading:
+    """Pods metrics: a MetricValueList over the target's pods."""
+
+    items: tuple[PodValue, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectReading:
+    """Object metrics: the one MetricValue describing the object."""
+
+    value: int  # milli-units
+    timestamp: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ExternalReading:
+    """External metrics: an ExternalMetricValueList; the HPA sums the values."""
+
+    values: tuple[int, ...]  # milli-units
+    timestamp: datetime
+
+
+Reading = ResourceReading | PodsReading | ObjectReading | ExternalReading
+
+
+@dataclass(frozen=True, slots=True)
+class MetricFailure:
+    """A metric that could not be read. `message` is shown in conditions and events."""
+
+    message: str
+
+
+MetricInput = Reading | MetricFailure
+
+
+# --------------------------------------------------------------------------------------------------------
+# Controller-wide settings (kube-controller-manager flags)
+# --------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Defaults are kube-controller-manager's (cmd/kube-controller-manager/app/options, HPAControllerOptions)."""
+
+    # --horizontal-pod-autoscaler-tolerance
+    tolerance: float = 0.1
+    # --horizontal-pod-autoscaler-cpu-initialization-period (5m)
+    cpu_initialization_period_seconds: float = 300.0
+    # --horizontal-pod-autoscaler-initial-readiness-delay (30s)
+    initial_readiness_delay_seconds: float = 30.0
+    # --horizontal-pod-autoscaler-downscale-stabilization (5m)
+    downscale_stabilization_window_seconds: float = 300.0
+    # horizontal.go scaleUpLimitFactor / scaleUpLimitMinimum (legacy path only)
+    scale_up_limit_factor: float = 2.0
+    scale_up_limit_minimum: float = 4.0
+    # The HPAConfigurableTolerance feature gate (on by default in Kubernetes 1.36).
+    configurable_tolerance: bool = True
+
+
+# --------------------------------------------------------------------------------------------------------
+# Behaviour state: what the HPA keeps in memory between reconciles, as data
+# --------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Recommendation:
+    replicas: int
+    timestamp: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ScaleEvent:
+    """A scale write: how many replicas it added (scale-up list) or removed (scale-down list)."""
+
+    replica_change: int
+    timestamp: datetime
+    outdated: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class BehaviorState:
+    """`recommendations` None means "never reconciled": the HPA then records the current count first."""
+
+    recommendations: tuple[Recommendation, ...] | None = None
+    scale_up_events: tuple[ScaleEvent, ...] = ()
+    scale_down_events: tuple[ScaleEvent, ...] = ()
+
+
+# --------------------------------------------------------------------------------------------------------
+# Conditions (autoscaling/v2 HorizontalPodAutoscalerCondition)
+# --------------------------------------------------------------------------------------------------------
+
+
+class ConditionType(StrEnum):
+    ABLE_TO_SCALE = "AbleToScale"
+    SCALING_ACTIVE = "ScalingActive"
+    SCALING_LIMITED = "ScalingLimited"
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    type: str
+    status: str  # "True" | "False" | "Unknown"
+    reason: str
+    message: str
+    last_transition_time: datetime | None = None
