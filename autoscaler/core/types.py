@@ -185,7 +185,7 @@ class Pod:
     """
 
     name: str
-    phase: PodPhase
+    phase: str  # a PodPhase value, or "" when the pod reports none
     labels: Mapping[str, str] = field(default_factory=dict)
     ready: str | None = None
     ready_transition: datetime | None = None
@@ -201,6 +201,13 @@ class Pod:
     def is_ready(self) -> bool:
         """podutil.IsPodReady: the Ready condition is True."""
         return self.ready == "True"
+
+
+@dataclass(frozen=True, slots=True)
+class ScaleFailure:
+    """The target's scale could not be read (FailedGetScale); `message` says why."""
+
+    message: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,7 +300,7 @@ MetricInput = Reading | MetricFailure
 
 @dataclass(frozen=True, slots=True)
 class Settings:
-    """Defaults are kube-controller-manager's (cmd/kube-controller-manager/app/options, HPAControllerOptions)."""
+    """Controller-wide settings; defaults are kube-controller-manager's (HPAControllerConfiguration)."""
 
     # --horizontal-pod-autoscaler-tolerance
     tolerance: float = 0.1

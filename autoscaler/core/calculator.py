@@ -1,0 +1,585 @@
+"""The HPA's replica calculator: pod grouping and one replica proposal per metric.
+
+Held beside pkg/controller/podautoscaler/replica_calculator.go (Kubernetes 1.36) and
+metrics/utilization.go, function by function and in the same order of checks, so that integer
+arithmetic, tolerance and the rebalancing of missing and unready pods give the same numbers.
+Differences from the Go code are only of form: the clock is the `now` argument, readings come in as
+values, and each result carries its explanation.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
+
+from autoscaler.core.errors import MetricComputationError
+from autoscaler.core.gomath import (
+    MAX_INT32,
+    MAX_INT64,
+    ceil_int32,
+    fdiv,
+    to_int64,
+    trunc_div,
+    wrap_int64,
+)
+from autoscaler.core.types import (
+    ExternalReading,
+    ObjectReading,
+    Pod,
+    PodPhase,
+    PodsReading,
+    ResourceReading,
+    Settings,
+)
+
+# Go's zero time.Time, for a Ready condition without lastTransitionTime.
+_ZERO_TIME = datetime(1, 1, 1, tzinfo=UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class Tolerances:
+    """Usage-ratio tolerances per direction (replica_calculator.go Tolerances)."""
+
+    scale_down: float
+    scale_up: float
+
+    def is_within(self, usage_ratio: float) -> bool:
+        return (1.0 - self.scale_down) <= usage_ratio <= (1.0 + self.scale_up)
+
+
+@dataclass(frozen=True, slots=True)
+class PodMetric:
+    value: int
+    timestamp: datetime
+    window_seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class PodGroups:
+    """How the calculator counted the target's pods for one metric (names sorted)."""
+
+    ready: tuple[str, ...]
+    unready: tuple[str, ...]
+    missing: tuple[str, ...]
+    ignored: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Calculation:
+    """One metric's proposal and how it was reached.
+
+    `usage` is what the HPA reports in status: utilization percent for Utilization targets, else the
+    (average) value in milli-units. `raw_usage` is the average value beside a utilization.
+    """
+
+    replicas: int
+    usage: int
+    raw_usage: int | None = None
+    usage_ratio: float | None = None
+    rebalanced_usage_ratio: float | None = None
+    within_tolerance: bool | None = None
+    pods: PodGroups | None = None
+    ready_pod_count: int | None = None
+    note: str = ""
+
+
+# ---------------------------------------------------------------------------------------------------
+# Readings into PodMetricsInfo (metrics/client.go: getPodMetrics, getContainerMetrics, GetRawMetric)
+# ---------------------------------------------------------------------------------------------------
+
+
+def resource_pod_metrics(reading: ResourceReading, resource: str, container: str) -> dict[str, PodMetric]:
+    """PodMetricsInfo from metrics.k8s.io PodMetrics, for a whole pod or one named container."""
+    if not reading.pods:
+        raise MetricComputationError("no metrics returned from resource metrics API")
+    result: dict[str, PodMetric] = {}
+    for item in reading.pods:
+        if container:
+            found = False
+            for usage in item.containers:
+                if usage.name == container:
+                    found = True
+                    if resource in usage.usage:
+                        result[item.pod] = PodMetric(
+                            usage.usage[resource], item.timestamp, item.window_seconds
+                        )
+                    break
+            if not found:
+                raise MetricComputationError(
+                    f"failed to get container metrics: container {container} not present in metrics "
+                    f"for pod {item.pod}"
+                )
+        else:
+            missing = len(item.containers) == 0
+            total = 0
+            for usage in item.containers:
+                if resource not in usage.usage:
+                    missing = True
+                    break
+                total += usage.usage[resource]
+            if not missing:
+                result[item.pod] = PodMetric(total, item.timestamp, item.window_seconds)
+    return result
+
+
+def pods_pod_metrics(reading: PodsReading) -> dict[str, PodMetric]:
+    """PodMetricsInfo from a custom.metrics.k8s.io MetricValueList."""
+    if not reading.items:
+        raise MetricComputationError("no metrics returned from custom metrics API")
+    return {item.pod: PodMetric(item.value, item.timestamp, item.window_seconds) for item in reading.items}
+
+
+# ---------------------------------------------------------------------------------------------------
+# Pod grouping and requests
+# ---------------------------------------------------------------------------------------------------
+
+
+def group_pods(
+    pods: Sequence[Pod],
+    metrics: Mapping[str, PodMetric],
+    resource: str,
+    *,
+    settings: Settings,
+    now: datetime,
+) -> tuple[int, set[str], set[str], set[str]]:
+    """groupPods: (ready_pod_count, unready, missing, ignored), with the CPU readiness rules for cpu."""
+    ready_count = 0
+    unready: set[str] = set()
+    missing: set[str] = set()
+    ignored: set[str] = set()
+    cpu_init = timedelta(seconds=settings.cpu_initialization_period_seconds)
+    readiness_delay = timedelta(seconds=settings.initial_readiness_delay_seconds)
+    for pod in pods:
+        if pod.deleted or pod.phase in (PodPhase.FAILED, PodPhase.SUCCEEDED):
+            ignored.add(pod.name)
+            continue
+        if pod.phase == PodPhase.PENDING:
+            unready.add(pod.name)
+            continue
+        metric = metrics.get(pod.name)
+        if metric is None:
+            missing.add(pod.name)
+            continue
+        if resource == "cpu":
+            if pod.ready is None or pod.start_time is None:
+                is_unready = True
+            else:
+                transition = pod.ready_transition or _ZERO_TIME
+                if pod.start_time + cpu_init > now:
+                    # Still within the initialization period: ignore the sample if the pod is unready or
+                    # one metric window has not passed since its last readiness transition.
+                    is_unready = pod.ready == "False" or metric.timestamp < transition + timedelta(
+                        seconds=metric.window_seconds
+                    )
+                else:
+                    # Ignore the metric if the pod is unready and has never been ready.
+                    is_unready = pod.ready == "False" and pod.start_time + readiness_delay > transition
+            if is_unready:
+                unready.add(pod.name)
+                continue
+        ready_count += 1
+    return ready_count, unready, missing, ignored
+
+
+def calculate_requests(pods: Sequence[Pod], container: str, resource: str) -> dict[str, int]:
+    """calculateRequests: per pod, the pod-level request, one container's, or the containers' sum.
+
+    Restartable (sidecar) init containers count with the regular containers.
+    """
+    requests: dict[str, int] = {}
+    for pod in pods:
+        if container == "" and pod.pod_requests:
+            if resource not in pod.pod_requests:
+                raise MetricComputationError(f"missing pod-level request for {resource} in Pod {pod.name}")
+            requests[pod.name] = pod.pod_requests[resource]
+            continue
+        candidates = list(pod.containers) + [c for c in pod.init_containers if c.restart_policy_always]
+        total = 0
+        found = False
+        for c in candidates:
+            if container in ("", c.name):
+                if resource not in c.requests:
+                    raise MetricComputationError(
+                        f"missing request for {resource} in container {c.name} of Pod {pod.name}"
+                    )
+                total += c.requests[resource]
+            if container == c.name:
+                found = True
+                break
+        if container and not found:
+            raise MetricComputationError(f"container {container} not found in Pod {pod.name}")
+        requests[pod.name] = total
+    return requests
+
+
+def _groups(ready: Sequence[Pod], unready: set[str], missing: set[str], ignored: set[str]) -> PodGroups:
+    excluded = unready | missing | ignored
+    return PodGroups(
+        ready=tuple(sorted(p.name for p in ready if p.name not in excluded)),
+        unready=tuple(sorted(unready)),
+        missing=tuple(sorted(missing)),
+        ignored=tuple(sorted(ignored)),
+    )
+
+
+# ---------------------------------------------------------------------------------------------------
+# Usage ratios (metrics/utilization.go)
+# ---------------------------------------------------------------------------------------------------
+
+
+def resource_utilization_ratio(
+    metrics: Mapping[str, PodMetric], requests: Mapping[str, int], target_utilization: int
+) -> tuple[float, int, int]:
+    """GetResourceUtilizationRatio: (ratio, utilization percent, raw average value)."""
+    metrics_total = 0
+    requests_total = 0
+    entries = 0
+    for name, metric in metrics.items():
+        if name not in requests:
+            continue  # extraneous metrics: requests are checked elsewhere
+        metrics_total += metric.value
+        requests_total += requests[name]
+        entries += 1
+    if requests_total == 0:
+        raise MetricComputationError("no metrics returned matched known pods")
+    utilization = max(min(trunc_div(metrics_total * 100, requests_total), MAX_INT32), -MAX_INT32 - 1)
+    return fdiv(utilization, target_utilization), utilization, trunc_div(metrics_total, entries)
+
+
+def metric_usage_ratio(metrics: Mapping[str, PodMetric], target_usage: int) -> tuple[float, int]:
+    """GetMetricUsageRatio: (ratio, average usage), over every metric, extraneous ones included."""
+    total = sum(m.value for m in metrics.values())
+    usage = trunc_div(total, len(metrics))
+    return fdiv(usage, target_usage), usage
+
+
+# ---------------------------------------------------------------------------------------------------
+# Per-pod metrics: Resource (Utilization / AverageValue) and Pods
+# ---------------------------------------------------------------------------------------------------
+
+
+def _no_pods() -> MetricComputationError:
+    return MetricComputationError("no pods returned by selector while calculating replica count")
+
+
+def _no_metrics() -> MetricComputationError:
+    return MetricComputationError("did not receive metrics for targeted pods (pods might be unready)")
+
+
+def resource_replicas(
+    *,
+    current_replicas: int,
+    target_utilization: int,
+    resource: str,
+    container: str,
+    metrics: dict[str, PodMetric],
+    pods: Sequence[Pod],
+    tolerances: Tolerances,
+    settings: Settings,
+    now: datetime,
+) -> Calculation:
+    """GetResourceReplicas: a Utilization target, in integer percent of the pods' requests."""
+    if not pods:
+        raise _no_pods()
+    ready_count, unready, missing, ignored = group_pods(pods, metrics, resource, settings=settings, now=now)
+    for name in ignored | unready:
+        metrics.pop(name, None)
+    if not metrics:
+        raise _no_metrics()
+    requests = calculate_requests(pods, container, resource)
+    usage_ratio, utilization, raw = resource_utilization_ratio(metrics, requests, target_utilization)
+    groups = _groups(pods, unready, missing, ignored)
+    base = Calculation(
+        replicas=current_replicas,
+        usage=utilization,
+        raw_usage=raw,
+        usage_ratio=usage_ratio,
+        pods=groups,
+        ready_pod_count=ready_count,
+    )
+
+    scale_up_with_unready = bool(unready) and usage_ratio > 1.0
+    if not scale_up_with_unready and not missing:
+        return _direct(base, usage_ratio, ready_count, tolerances)
+
+    if missing:
+        if usage_ratio < 1.0:
+            # On a scale-down, missing pods count as using 100% of their request, or the target where the
+            # target is above 100%.
+            fallback = max(100, target_utilization)
+            for name in missing:
+                metrics[name] = PodMetric(trunc_div(requests[name] * fallback, 100), now, 0)
+        elif usage_ratio > 1.0:
+            for name in missing:
+                metrics[name] = PodMetric(0, now, 0)
+    if scale_up_with_unready:
+        for name in unready:
+            metrics[name] = PodMetric(0, now, 0)
+
+    new_ratio, _, _ = resource_utilization_ratio(metrics, requests, target_utilization)
+    return _rebalanced(current_replicas, usage_ratio, new_ratio, len(metrics), tolerances, base)
+
+
+def _rebalanced(
+    current_replicas: int,
+    usage_ratio: float,
+    new_ratio: float,
+    counted: int,
+    tolerances: Tolerances,
+    base: Calculation,
+) -> Calculation:
+    """The tail shared by GetResourceReplicas and calcPlainMetricReplicas after rebalancing."""
+    if (
+        tolerances.is_within(new_ratio)
+        or (usage_ratio < 1.0 and new_ratio > 1.0)
+        or (usage_ratio > 1.0 and new_ratio < 1.0)
+    ):
+        return replace(
+            base,
+            replicas=current_replicas,
+            rebalanced_usage_ratio=new_ratio,
+            within_tolerance=True,
+            note=(
+                f"rebalanced usage ratio {new_ratio:g} is within tolerance or would reverse the "
+                f"direction of {usage_ratio:g}: hold"
+            ),
+        )
+    new_replicas = ceil_int32(new_ratio * counted)
+    if (new_ratio < 1.0 and new_replicas > current_replicas) or (
+        new_ratio > 1.0 and new_replicas < current_replicas
+    ):
+        return replace(
+            base,
+            replicas=current_replicas,
+            rebalanced_usage_ratio=new_ratio,
+            within_tolerance=False,
+            note=f"ceil({new_ratio:g} * {counted}) = {new_replicas} would reverse the direction: hold",
+        )
+    return replace(
+        base,
+        replicas=new_replicas,
+        rebalanced_usage_ratio=new_ratio,
+        within_tolerance=False,
+        note=f"rebalanced: ceil({new_ratio:g} * {counted} pods counted) = {new_replicas}",
+    )
+
+
+def _direct(base: Calculation, usage_ratio: float, ready_count: int, tolerances: Tolerances) -> Calculation:
+    """No unready pods to rebalance on a scale-up and no missing pods: tolerance, then the ready pods."""
+    if tolerances.is_within(usage_ratio):
+        return replace(base, within_tolerance=True, note="usage ratio within tolerance")
+    replicas = ceil_int32(usage_ratio * ready_count)
+    return replace(
+        base,
+        replicas=replicas,
+        within_tolerance=False,
+        note=f"ceil({usage_ratio:g} * {ready_count} ready pods) = {replicas}",
+    )
+
+
+def plain_metric_replicas(
+    *,
+    current_replicas: int,
+    target_usage: int,
+    resource: str,
+    metrics: dict[str, PodMetric],
+    pods: Sequence[Pod],
+    tolerances: Tolerances,
+    settings: Settings,
+    now: datetime,
+) -> Calculation:
+    """calcPlainMetricReplicas: an AverageValue target over the pods (Resource AverageValue and Pods)."""
+    if not pods:
+        raise _no_pods()
+    ready_count, unready, missing, ignored = group_pods(pods, metrics, resource, settings=settings, now=now)
+    for name in ignored | unready:
+        metrics.pop(name, None)
+    if not metrics:
+        raise _no_metrics()
+    usage_ratio, usage = metric_usage_ratio(metrics, target_usage)
+    groups = _groups(pods, unready, missing, ignored)
+    base = Calculation(
+        replicas=current_replicas,
+        usage=usage,
+        usage_ratio=usage_ratio,
+        pods=groups,
+        ready_pod_count=ready_count,
+    )
+
+    scale_up_with_unready = bool(unready) and usage_ratio > 1.0
+    if not scale_up_with_unready and not missing:
+        return _direct(base, usage_ratio, ready_count, tolerances)
+
+    if missing:
+        if usage_ratio < 1.0:
+            # On a scale-down, missing pods count as using exactly the target.
+            for name in missing:
+                metrics[name] = PodMetric(target_usage, now, 0)
+        elif usage_ratio > 1.0:
+            for name in missing:
+                metrics[name] = PodMetric(0, now, 0)
+    if scale_up_with_unready:
+        for name in unready:
+            metrics[name] = PodMetric(0, now, 0)
+
+    new_ratio, _ = metric_usage_ratio(metrics, target_usage)
+    return _rebalanced(current_replicas, usage_ratio, new_ratio, len(metrics), tolerances, base)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Object and External metrics
+# ---------------------------------------------------------------------------------------------------
+
+
+def ready_pods_count(pods: Sequence[Pod]) -> int:
+    """getReadyPodsCount: pods Running with the Ready condition True."""
+    if not pods:
+        raise MetricComputationError(
+            "unable to calculate ready pods: no pods returned by selector while calculating replica count"
+        )
+    return sum(1 for p in pods if p.phase == PodPhase.RUNNING and p.is_ready)
+
+
+def usage_ratio_replica_count(
+    current_replicas: int, usage_ratio: float, tolerances: Tolerances, pods: Sequence[Pod]
+) -> Calculation:
+    """getUsageRatioReplicaCount: tolerance and ready pods; from zero replicas, ceil(ratio) directly."""
+    if current_replicas != 0:
+        if tolerances.is_within(usage_ratio):
+            return Calculation(
+                replicas=current_replicas,
+                usage=0,
+                usage_ratio=usage_ratio,
+                within_tolerance=True,
+                note="usage ratio within tolerance",
+            )
+        ready = ready_pods_count(pods)
+        wanted = usage_ratio * ready
+        replicas = MAX_INT32 if wanted > MAX_INT32 else ceil_int32(wanted)
+        return Calculation(
+            replicas=replicas,
+            usage=0,
+            usage_ratio=usage_ratio,
+            within_tolerance=False,
+            ready_pod_count=ready,
+            note=f"ceil({usage_ratio:g} * {ready} ready pods) = {replicas}",
+        )
+    replicas = ceil_int32(usage_ratio)
+    return Calculation(
+        replicas=replicas,
+        usage=0,
+        usage_ratio=usage_ratio,
+        note=f"from zero replicas: ceil({usage_ratio:g}) = {replicas}",
+    )
+
+
+def object_value_replicas(
+    *,
+    current_replicas: int,
+    target_usage: int,
+    reading: ObjectReading,
+    pods: Sequence[Pod],
+    tolerances: Tolerances,
+) -> Calculation:
+    """GetObjectMetricReplicas: a Value target on one object."""
+    usage = reading.value
+    result = usage_ratio_replica_count(current_replicas, fdiv(usage, target_usage), tolerances, pods)
+    return _with_usage(result, usage)
+
+
+def object_average_replicas(
+    *, status_replicas: int, target_average: int, reading: ObjectReading, tolerances: Tolerances
+) -> Calculation:
+    """GetObjectPerPodMetricReplicas: the object's value divided by status.replicas against the target."""
+    usage = reading.value
+    replicas = status_replicas
+    usage_ratio = fdiv(usage, float(target_average) * float(status_replicas))
+    within = tolerances.is_within(usage_ratio)
+    if not within:
+        replicas = ceil_int32(fdiv(usage, target_average))
+    average = to_int64(_ceil(fdiv(usage, status_replicas)))
+    return Calculation(
+        replicas=replicas,
+        usage=average,
+        usage_ratio=usage_ratio,
+        within_tolerance=within,
+        note=(
+            "usage ratio within tolerance"
+            if within
+            else f"ceil({usage} / {target_average}) = {replicas} (value / target average)"
+        ),
+    )
+
+
+def external_value_replicas(
+    *,
+    current_replicas: int,
+    target_usage: int,
+    reading: ExternalReading,
+    pods: Sequence[Pod],
+    tolerances: Tolerances,
+) -> Calculation:
+    """GetExternalMetricReplicas: the sum of the series against a Value target."""
+    if not reading.values:
+        raise MetricComputationError("no metrics returned from external metrics API")
+    usage = 0
+    for value in reading.values:
+        if value > 0 and usage > MAX_INT64 - value:
+            usage = MAX_INT64  # capped at MaxInt64 on overflow, as upstream
+            break
+        usage = wrap_int64(usage + value)
+    result = usage_ratio_replica_count(current_replicas, fdiv(usage, target_usage), tolerances, pods)
+    return _with_usage(result, usage)
+
+
+def external_average_replicas(
+    *, status_replicas: int, target_average: int, reading: ExternalReading, tolerances: Tolerances
+) -> Calculation:
+    """GetExternalPerPodMetricReplicas: the sum of the series per status replica."""
+    if not reading.values:
+        raise MetricComputationError("no metrics returned from external metrics API")
+    usage = 0
+    for value in reading.values:
+        usage = wrap_int64(usage + value)
+        if usage < 0:
+            usage = MAX_INT64  # upstream reads a negative running sum as an int64 overflow
+            break
+    replicas = status_replicas
+    usage_ratio = fdiv(usage, float(target_average) * float(status_replicas))
+    within = tolerances.is_within(usage_ratio)
+    if not within:
+        wanted = _ceil(fdiv(usage, target_average))
+        replicas = MAX_INT32 if wanted > MAX_INT32 else ceil_int32(wanted)
+    if float(usage) >= float(MAX_INT64):
+        average = MAX_INT64
+    else:
+        average = to_int64(_ceil(fdiv(usage, status_replicas)))
+    return Calculation(
+        replicas=replicas,
+        usage=average,
+        usage_ratio=usage_ratio,
+        within_tolerance=within,
+        note=(
+            "usage ratio within tolerance"
+            if within
+            else f"ceil({usage} / {target_average}) = {replicas} (sum / target average)"
+        ),
+    )
+
+
+def _ceil(value: float) -> float:
+    """math.Ceil on a float64: infinities and NaN stay as they are."""
+    return float(math.ceil(value)) if math.isfinite(value) else value
+
+
+def _with_usage(result: Calculation, usage: int) -> Calculation:
+    return Calculation(
+        replicas=result.replicas,
+        usage=usage,
+        usage_ratio=result.usage_ratio,
+        within_tolerance=result.within_tolerance,
+        ready_pod_count=result.ready_pod_count,
+        note=result.note,
+    )

@@ -1,0 +1,300 @@
+"""One metric's replica proposal: computeReplicasForMetric and the computeStatusFor* family.
+
+Dispatches on the metric type and target to the calculator, wraps errors in the HPA's words, names the
+metric as the HPA does in its events ("cpu resource utilization (percentage of request)"), and builds the
+status entry the HPA would report for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TypeVar
+
+from autoscaler.core import calculator as calc
+from autoscaler.core.calculator import Calculation, Tolerances
+from autoscaler.core.errors import MetricComputationError
+from autoscaler.core.types import (
+    AutoscalerSpec,
+    ExternalReading,
+    LabelSelector,
+    MetricFailure,
+    MetricInput,
+    MetricSourceType,
+    MetricSpec,
+    MetricTargetType,
+    ObjectReading,
+    Pod,
+    PodsReading,
+    ResourceReading,
+    Settings,
+)
+
+_R = TypeVar("_R", ResourceReading, PodsReading, ObjectReading, ExternalReading)
+
+_EVENT_REASONS = {
+    MetricSourceType.RESOURCE: "FailedGetResourceMetric",
+    MetricSourceType.CONTAINER_RESOURCE: "FailedGetContainerResourceMetric",
+    MetricSourceType.PODS: "FailedGetPodsMetric",
+    MetricSourceType.OBJECT: "FailedGetObjectMetric",
+    MetricSourceType.EXTERNAL: "FailedGetExternalMetric",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class MetricStatus:
+    """The autoscaling/v2 MetricStatus the HPA reports for a metric: its identity and current values."""
+
+    spec: MetricSpec
+    value: int | None = None  # milli-units
+    average_value: int | None = None  # milli-units
+    average_utilization: int | None = None  # percent of request
+
+
+@dataclass(frozen=True, slots=True)
+class MetricResult:
+    """One metric's outcome: a proposal with its calculation, or an error with its event reason."""
+
+    index: int
+    spec: MetricSpec
+    name: str
+    tolerances: Tolerances
+    proposed_replicas: int | None = None
+    status: MetricStatus | None = None
+    calculation: Calculation | None = None
+    error: str | None = None
+    error_reason: str = ""
+
+
+def tolerances_for(spec: AutoscalerSpec, settings: Settings) -> Tolerances:
+    """tolerancesForHpa: the controller-wide tolerance, overridden per direction by behavior."""
+    down = up = settings.tolerance
+    if spec.behavior is not None and settings.configurable_tolerance:
+        if spec.behavior.scale_down.tolerance is not None:
+            down = spec.behavior.scale_down.tolerance
+        if spec.behavior.scale_up.tolerance is not None:
+            up = spec.behavior.scale_up.tolerance
+    return Tolerances(scale_down=down, scale_up=up)
+
+
+def selector_text(selector: LabelSelector | None) -> str:
+    """A metric selector as shown in metric names (Go prints the struct; this is a readable form)."""
+    if selector is None:
+        return "<nil>"
+    parts = [f"{k}={v}" for k, v in selector.match_labels]
+    parts += [f"{r.key} {r.operator} ({','.join(r.values)})" for r in selector.match_expressions]
+    return "{" + ",".join(parts) + "}"
+
+
+def compute_metric(
+    index: int,
+    spec: MetricSpec,
+    reading: MetricInput,
+    *,
+    spec_replicas: int,
+    status_replicas: int,
+    pods: Sequence[Pod],
+    tolerances: Tolerances,
+    settings: Settings,
+    now: datetime,
+) -> MetricResult:
+    """The proposal for one metric, or its error in the HPA's words."""
+    try:
+        name, calculation, status = _compute(
+            spec, reading, spec_replicas, status_replicas, pods, tolerances, settings, now
+        )
+    except MetricComputationError as err:
+        return MetricResult(
+            index=index,
+            spec=spec,
+            name=_describe(spec),
+            tolerances=tolerances,
+            error=err.message,
+            error_reason=_EVENT_REASONS[spec.type],
+        )
+    return MetricResult(
+        index=index,
+        spec=spec,
+        name=name,
+        tolerances=tolerances,
+        proposed_replicas=calculation.replicas,
+        status=status,
+        calculation=calculation,
+    )
+
+
+def _describe(spec: MetricSpec) -> str:
+    match spec.type:
+        case MetricSourceType.RESOURCE:
+            return f"{spec.resource_name} resource"
+        case MetricSourceType.CONTAINER_RESOURCE:
+            return f"{spec.resource_name} container resource ({spec.container})"
+        case MetricSourceType.PODS:
+            return f"pods metric {spec.metric_name}"
+        case MetricSourceType.OBJECT:
+            kind = spec.described_object.kind if spec.described_object else ""
+            return f"{kind} metric {spec.metric_name}"
+    return f"external metric {spec.metric_name}({selector_text(spec.metric_selector)})"
+
+
+def _expect(reading: MetricInput, kind: type[_R], wrap: str) -> _R:
+    if isinstance(reading, MetricFailure):
+        raise MetricComputationError(f"{wrap}: {reading.message}")
+    if not isinstance(reading, kind):
+        raise MetricComputationError(f"{wrap}: a {type(reading).__name__} does not fit this metric type")
+    return reading
+
+
+def _compute(
+    spec: MetricSpec,
+    reading: MetricInput,
+    spec_replicas: int,
+    status_replicas: int,
+    pods: Sequence[Pod],
+    tolerances: Tolerances,
+    settings: Settings,
+    now: datetime,
+) -> tuple[str, Calculation, MetricStatus]:
+    target = spec.target
+    match spec.type:
+        case MetricSourceType.RESOURCE | MetricSourceType.CONTAINER_RESOURCE:
+            return _resource(spec, reading, spec_replicas, pods, tolerances, settings, now)
+        case MetricSourceType.PODS:
+            wrap = f"unable to get metric {spec.metric_name}"
+            metrics = calc.pods_pod_metrics(_expect(reading, PodsReading, wrap))
+            result = calc.plain_metric_replicas(
+                current_replicas=spec_replicas,
+                target_usage=_required(target.average_value, "pods metric target averageValue"),
+                resource="",
+                metrics=metrics,
+                pods=pods,
+                tolerances=tolerances,
+                settings=settings,
+                now=now,
+            )
+            return (
+                f"pods metric {spec.metric_name}",
+                result,
+                MetricStatus(spec, average_value=result.usage),
+            )
+        case MetricSourceType.OBJECT:
+            kind = spec.described_object.kind if spec.described_object else ""
+            obj = spec.described_object.name if spec.described_object else ""
+            wrap = f"unable to get metric {spec.metric_name}: {kind} on {obj}"
+            if target.type == MetricTargetType.VALUE and target.value is not None:
+                result = calc.object_value_replicas(
+                    current_replicas=spec_replicas,
+                    target_usage=target.value,
+                    reading=_expect(reading, ObjectReading, wrap),
+                    pods=pods,
+                    tolerances=tolerances,
+                )
+                return f"{kind} metric {spec.metric_name}", result, MetricStatus(spec, value=result.usage)
+            if target.type == MetricTargetType.AVERAGE_VALUE and target.average_value is not None:
+                result = calc.object_average_replicas(
+                    status_replicas=status_replicas,
+                    target_average=target.average_value,
+                    reading=_expect(
+                        reading, ObjectReading, f"failed to get {spec.metric_name} object metric: {wrap}"
+                    ),
+                    tolerances=tolerances,
+                )
+                return (
+                    f"external metric {spec.metric_name}({selector_text(spec.metric_selector)})",
+                    result,
+                    MetricStatus(spec, average_value=result.usage),
+                )
+            raise MetricComputationError(
+                "invalid object metric source: neither a value target nor an average value target was set"
+            )
+        case MetricSourceType.EXTERNAL:
+            name = f"external metric {spec.metric_name}({selector_text(spec.metric_selector)})"
+            wrap = (
+                f"failed to get {spec.metric_name} external metric: "
+                f"unable to get external metric {spec.metric_name}"
+            )
+            if target.average_value is not None:
+                result = calc.external_average_replicas(
+                    status_replicas=status_replicas,
+                    target_average=target.average_value,
+                    reading=_expect(reading, ExternalReading, wrap),
+                    tolerances=tolerances,
+                )
+                return name, result, MetricStatus(spec, average_value=result.usage)
+            if target.value is not None:
+                result = calc.external_value_replicas(
+                    current_replicas=spec_replicas,
+                    target_usage=target.value,
+                    reading=_expect(reading, ExternalReading, wrap),
+                    pods=pods,
+                    tolerances=tolerances,
+                )
+                return name, result, MetricStatus(spec, value=result.usage)
+            raise MetricComputationError(
+                "invalid external metric source: neither a value target nor an average value target was set"
+            )
+    raise MetricComputationError(f'unknown metric source type "{spec.type}"')  # pragma: no cover
+
+
+def _required(value: int | None, what: str) -> int:
+    if value is None:
+        raise MetricComputationError(f"{what} is not set")
+    return value
+
+
+def _resource(
+    spec: MetricSpec,
+    reading: MetricInput,
+    spec_replicas: int,
+    pods: Sequence[Pod],
+    tolerances: Tolerances,
+    settings: Settings,
+    now: datetime,
+) -> tuple[str, Calculation, MetricStatus]:
+    """computeStatusForResourceMetricGeneric: AverageValue first, then Utilization."""
+    resource, target = spec.resource_name, spec.target
+    container = spec.container if spec.type == MetricSourceType.CONTAINER_RESOURCE else ""
+    wrap = f"unable to get metrics for resource {resource}"
+    if target.average_value is not None:
+        try:
+            metrics = calc.resource_pod_metrics(_expect(reading, ResourceReading, wrap), resource, container)
+            result = calc.plain_metric_replicas(
+                current_replicas=spec_replicas,
+                target_usage=target.average_value,
+                resource=resource,
+                metrics=metrics,
+                pods=pods,
+                tolerances=tolerances,
+                settings=settings,
+                now=now,
+            )
+        except MetricComputationError as err:
+            raise MetricComputationError(f"failed to get {resource} usage: {err.message}") from err
+        return f"{resource} resource", result, MetricStatus(spec, average_value=result.usage)
+    if target.average_utilization is None:
+        raise MetricComputationError(
+            "invalid resource metric source: neither an average utilization target nor an average value "
+            "(usage) target was set"
+        )
+    try:
+        metrics = calc.resource_pod_metrics(_expect(reading, ResourceReading, wrap), resource, container)
+        result = calc.resource_replicas(
+            current_replicas=spec_replicas,
+            target_utilization=target.average_utilization,
+            resource=resource,
+            container=container,
+            metrics=metrics,
+            pods=pods,
+            tolerances=tolerances,
+            settings=settings,
+            now=now,
+        )
+    except MetricComputationError as err:
+        raise MetricComputationError(f"failed to get {resource} utilization: {err.message}") from err
+    kind = "container resource" if container else "resource"
+    return (
+        f"{resource} {kind} utilization (percentage of request)",
+        result,
+        MetricStatus(spec, average_value=result.raw_usage, average_utilization=result.usage),
+    )
