@@ -1,0 +1,428 @@
+"""Watch-fed caches of pods, workloads and custom resources, as the HPA's shared informers keep them.
+
+An `Informer` lists a resource once, then watches from the list's resourceVersion on a background thread,
+applying ADDED / MODIFIED / DELETED events and BOOKMARKs to an in-memory store indexed by namespace. A 410
+Gone (on the watch request or as an ERROR event) makes it list again; any other watch failure re-watches from
+the last resourceVersion after a short, growing pause. The daemon then asks the store ("the pods of namespace
+`shop` matching `app=web`") instead of listing per target per tick. Objects are parsed from raw JSON, not the
+client's models (see docs/kube.md for the measured difference).
+
+`start()` returns at once; `has_synced()` / `wait_for_sync()` tell when the first list has landed; `stop()`
+closes the open watch connection so the thread ends promptly. This module must not decide anything.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Generic, TypeVar
+
+import structlog
+import urllib3
+
+from autoscaler.core.types import Pod, Scale
+from autoscaler.kube.client import KubeClient
+from autoscaler.kube.errors import Expired, KubeError, RequestContext, Unavailable
+from autoscaler.kube.pods import pod_from_json
+from autoscaler.kube.selector import Selector
+
+log = structlog.get_logger(__name__)
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class ListWatch:
+    """How to list and watch one resource: a generated list method, its leading arguments, and context."""
+
+    method: Callable[..., Any]
+    args: tuple[Any, ...]
+    context: RequestContext
+    label_selector: str | None = None
+
+
+@dataclass(slots=True)
+class InformerStats:
+    """Counters tests and /metrics can read: lists (1 + relists), watches opened, events applied."""
+
+    lists: int = 0
+    watches: int = 0
+    events: int = 0
+    expired: int = 0
+    errors: int = 0
+    last_error: str = field(default="")
+
+
+def _lines(response: urllib3.BaseHTTPResponse) -> Iterator[bytes]:
+    """The newline-delimited JSON events of a watch response, as they arrive."""
+    chunks: Iterator[bytes]
+    if getattr(response, "chunked", False):
+        chunks = response.read_chunked(decode_content=True)
+    else:
+        chunks = iter(lambda: response.read1(65536), b"")
+    buffer = b""
+    for chunk in chunks:
+        buffer += chunk
+        while b"\n" in buffer:
+            line, buffer = buffer.split(b"\n", 1)
+            if line.strip():
+                yield line
+    if buffer.strip():
+        yield buffer
+
+
+def _key(obj: Mapping[str, Any]) -> tuple[str, str]:
+    meta = obj.get("metadata") or {}
+    return str(meta.get("namespace") or ""), str(meta.get("name") or "")
+
+
+class Informer(Generic[T]):
+    """One resource's list+watch loop and its store of transformed objects, by namespace and name."""
+
+    def __init__(
+        self,
+        kube: KubeClient,
+        list_watch: ListWatch,
+        *,
+        transform: Callable[[Mapping[str, Any]], T],
+        name: str = "",
+        watch_timeout_seconds: int = 300,
+        initial_backoff_seconds: float = 0.2,
+        max_backoff_seconds: float = 10.0,
+    ) -> None:
+        self._kube = kube
+        self._lw = list_watch
+        self._transform = transform
+        self.name = name or list_watch.context.resource_path
+        self._watch_timeout = watch_timeout_seconds
+        self._initial_backoff = initial_backoff_seconds
+        self._max_backoff = max_backoff_seconds
+        self._lock = threading.Lock()
+        self._store: dict[str, dict[str, T]] = {}
+        self._synced = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._response: urllib3.BaseHTTPResponse | None = None
+        self.resource_version = ""
+        self.stats = InformerStats()
+
+    # --- queries -------------------------------------------------------------------------------------
+
+    def has_synced(self) -> bool:
+        """True once the first list has been stored (and ever after, as in client-go)."""
+        return self._synced.is_set()
+
+    def wait_for_sync(self, timeout: float | None = None) -> bool:
+        return self._synced.wait(timeout)
+
+    def get(self, namespace: str, name: str) -> T | None:
+        with self._lock:
+            return self._store.get(namespace, {}).get(name)
+
+    def items(self, namespace: str | None = None) -> list[T]:
+        """All objects, or those of one namespace."""
+        with self._lock:
+            if namespace is not None:
+                return list(self._store.get(namespace, {}).values())
+            return [obj for objs in self._store.values() for obj in objs.values()]
+
+    # --- lifecycle -----------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self._thread is not None:
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name=f"informer-{self.name}", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop the loop and close its watch connection; returns when the thread has ended (or timeout)."""
+        self._stop.set()
+        with self._lock:
+            response = self._response
+        if response is not None:
+            _shutdown(response)
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+
+    def __enter__(self) -> Informer[T]:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # --- the loop ------------------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        backoff = self._initial_backoff
+        need_list = True
+        while not self._stop.is_set():
+            try:
+                if need_list:
+                    self._list()
+                    need_list = False
+                self._watch()
+                backoff = self._initial_backoff
+            except Expired:
+                self.stats.expired += 1
+                log.info("informer_relist", informer=self.name, resource_version=self.resource_version)
+                need_list = True
+            except KubeError as err:
+                if self._stop.is_set():
+                    break
+                self.stats.errors += 1
+                self.stats.last_error = str(err)
+                log.warning("informer_error", informer=self.name, error=str(err), backoff_seconds=backoff)
+                self._stop.wait(backoff)
+                backoff = min(backoff * 2, self._max_backoff)
+
+    def _list(self) -> None:
+        kwargs: dict[str, Any] = {}
+        if self._lw.label_selector:
+            kwargs["label_selector"] = self._lw.label_selector
+        data = self._kube.request_json(self._lw.method, *self._lw.args, context=self._lw.context, **kwargs)
+        store: dict[str, dict[str, T]] = {}
+        for item in data.get("items") or []:
+            namespace, name = _key(item)
+            store.setdefault(namespace, {})[name] = self._transform(item)
+        with self._lock:
+            self._store = store
+        self.resource_version = str((data.get("metadata") or {}).get("resourceVersion") or "")
+        self.stats.lists += 1
+        self._synced.set()
+
+    def _watch(self) -> None:
+        kwargs: dict[str, Any] = {
+            "watch": True,
+            "resource_version": self.resource_version,
+            "allow_watch_bookmarks": True,
+            "timeout_seconds": self._watch_timeout,
+        }
+        if self._lw.label_selector:
+            kwargs["label_selector"] = self._lw.label_selector
+        context = RequestContext(
+            verb="watch",
+            resource=self._lw.context.resource,
+            group=self._lw.context.group,
+            namespace=self._lw.context.namespace,
+        )
+        response = self._kube.open_stream(
+            self._lw.method,
+            *self._lw.args,
+            context=context,
+            read_timeout_seconds=self._watch_timeout + 15,
+            **kwargs,
+        )
+        with self._lock:
+            self._response = response
+        self.stats.watches += 1
+        try:
+            for line in _lines(response):
+                if self._stop.is_set():
+                    return
+                self._apply(json.loads(line), context)
+        except (urllib3.exceptions.HTTPError, OSError, ValueError) as err:
+            if self._stop.is_set():
+                return
+            raise Unavailable(f"{context.describe()}: watch broken: {err}", context=context) from err
+        finally:
+            with self._lock:
+                self._response = None
+            response.release_conn()
+
+    def _apply(self, event: Mapping[str, Any], context: RequestContext) -> None:
+        kind = event.get("type")
+        obj = event.get("object") or {}
+        if kind == "ERROR":
+            code = int(obj.get("code") or 0)
+            message = f"{context.describe()}: {obj.get('message', 'watch error')} ({code})"
+            if code == 410:
+                raise Expired(message, context=context, status=410)
+            raise Unavailable(message, context=context, status=code)
+        rv = str((obj.get("metadata") or {}).get("resourceVersion") or "")
+        if kind == "BOOKMARK":
+            if rv:
+                self.resource_version = rv
+            return
+        namespace, name = _key(obj)
+        with self._lock:
+            if kind == "DELETED":
+                self._store.get(namespace, {}).pop(name, None)
+            elif kind in ("ADDED", "MODIFIED"):
+                self._store.setdefault(namespace, {})[name] = self._transform(obj)
+        if rv:
+            self.resource_version = rv
+        self.stats.events += 1
+
+
+def _shutdown(response: urllib3.BaseHTTPResponse) -> None:
+    """Close a response another thread may be blocked reading (urllib3 >= 2.3 has shutdown())."""
+    shutdown = getattr(response, "shutdown", None)
+    try:
+        if shutdown is not None:
+            shutdown()
+        response.close()
+    except (OSError, urllib3.exceptions.HTTPError) as err:
+        log.debug("informer_close_failed", error=str(err))
+
+
+# --------------------------------------------------------------------------------------------------------
+# Concrete caches
+# --------------------------------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=4096)
+def _selector(text: str) -> Selector:
+    return Selector.parse(text)
+
+
+class PodCache:
+    """Pods of one namespace or all, queryable by namespace and label selector string."""
+
+    def __init__(
+        self, kube: KubeClient, *, namespace: str | None = None, watch_timeout_seconds: int = 300
+    ) -> None:
+        if namespace:
+            lw = ListWatch(
+                kube.core.list_namespaced_pod,
+                (namespace,),
+                RequestContext(verb="list", resource="pods", namespace=namespace),
+            )
+        else:
+            lw = ListWatch(
+                kube.core.list_pod_for_all_namespaces, (), RequestContext(verb="list", resource="pods")
+            )
+        self.informer: Informer[Pod] = Informer(
+            kube, lw, transform=pod_from_json, name="pods", watch_timeout_seconds=watch_timeout_seconds
+        )
+
+    def pods(self, namespace: str, selector: str) -> tuple[Pod, ...]:
+        """The cached pods of `namespace` whose labels match `selector` (e.g. a Scale's status.selector)."""
+        sel = _selector(selector)
+        return tuple(p for p in self.informer.items(namespace) if sel.matches(p.labels))
+
+    def start(self) -> None:
+        self.informer.start()
+
+    def stop(self) -> None:
+        self.informer.stop()
+
+    def has_synced(self) -> bool:
+        return self.informer.has_synced()
+
+    def wait_for_sync(self, timeout: float | None = None) -> bool:
+        return self.informer.wait_for_sync(timeout)
+
+
+def format_label_selector(selector: Mapping[str, Any] | None) -> str:
+    """metav1.FormatLabelSelector: a LabelSelector object as the string /scale's status.selector carries."""
+    if not selector:
+        return ""
+    parts = [f"{k}={v}" for k, v in sorted((selector.get("matchLabels") or {}).items())]
+    for expr in selector.get("matchExpressions") or []:
+        key, op = expr.get("key", ""), expr.get("operator", "")
+        values = ",".join(sorted(expr.get("values") or []))
+        if op == "In":
+            parts.append(f"{key} in ({values})")
+        elif op == "NotIn":
+            parts.append(f"{key} notin ({values})")
+        elif op == "Exists":
+            parts.append(str(key))
+        elif op == "DoesNotExist":
+            parts.append(f"!{key}")
+    return ",".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class CachedScale:
+    """A workload's scale as derived from the workload object, with the object's resourceVersion."""
+
+    scale: Scale
+    resource_version: str
+    kind: str
+    name: str
+    namespace: str
+
+
+def workload_scale(obj: Mapping[str, Any]) -> CachedScale:
+    """The /scale view of an apps/v1 Deployment, StatefulSet or ReplicaSet (what their /scale returns)."""
+    meta = obj.get("metadata") or {}
+    spec = obj.get("spec") or {}
+    status = obj.get("status") or {}
+    return CachedScale(
+        scale=Scale(
+            spec_replicas=int(spec.get("replicas", 1) if spec.get("replicas") is not None else 1),
+            status_replicas=int(status.get("replicas") or 0),
+            selector=format_label_selector(spec.get("selector")),
+        ),
+        resource_version=str(meta.get("resourceVersion") or ""),
+        kind=str(obj.get("kind") or ""),
+        name=str(meta.get("name") or ""),
+        namespace=str(meta.get("namespace") or ""),
+    )
+
+
+APPS_KINDS = {"Deployment": "deployments", "StatefulSet": "statefulsets", "ReplicaSet": "replicasets"}
+
+
+class WorkloadCache:
+    """Scales of apps/v1 Deployments, StatefulSets and ReplicaSets from watches, one informer per kind.
+
+    Custom kinds with /scale (Argo Rollouts...) keep their replica paths in their CRD, so their scale is read
+    through `ScaleClient.read_scale` instead; writes always go through `ScaleClient.write_scale`.
+    """
+
+    def __init__(
+        self,
+        kube: KubeClient,
+        *,
+        namespace: str | None = None,
+        kinds: tuple[str, ...] = tuple(APPS_KINDS),
+        watch_timeout_seconds: int = 300,
+    ) -> None:
+        self.informers: dict[str, Informer[CachedScale]] = {}
+        for kind in kinds:
+            plural = APPS_KINDS[kind]
+            if namespace:
+                lw = ListWatch(
+                    kube.custom.list_namespaced_custom_object,
+                    ("apps", "v1", namespace, plural),
+                    RequestContext(verb="list", resource=plural, group="apps", namespace=namespace),
+                )
+            else:
+                lw = ListWatch(
+                    kube.custom.list_cluster_custom_object,
+                    ("apps", "v1", plural),
+                    RequestContext(verb="list", resource=plural, group="apps"),
+                )
+
+            def transform(obj: Mapping[str, Any], kind: str = kind) -> CachedScale:
+                # List items carry no kind; the informer knows which kind it watches.
+                return workload_scale({**obj, "kind": kind})
+
+            self.informers[kind] = Informer(
+                kube, lw, transform=transform, name=plural, watch_timeout_seconds=watch_timeout_seconds
+            )
+
+    def scale(self, namespace: str, kind: str, name: str) -> CachedScale | None:
+        informer = self.informers.get(kind)
+        return informer.get(namespace, name) if informer is not None else None
+
+    def start(self) -> None:
+        for informer in self.informers.values():
+            informer.start()
+
+    def stop(self) -> None:
+        for informer in self.informers.values():
+            informer.stop()
+
+    def has_synced(self) -> bool:
+        return all(i.has_synced() for i in self.informers.values())
+
+    def wait_for_sync(self, timeout: float | None = None) -> bool:
+        return all(i.wait_for_sync(timeout) for i in self.informers.values())
