@@ -1,0 +1,84 @@
+"""The values that cross this layer's boundary: what the daemon asks (`ReadContext`, `MetricRequest`) and
+the planned query (`Query`, `Answer`). Plain frozen dataclasses, no behaviour beyond small helpers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+
+from autoscaler.core.types import MetricSpec, ObjectReference, Pod
+from autoscaler.metrics.binding import PrometheusBinding
+
+
+@dataclass(frozen=True, slots=True)
+class ReadContext:
+    """What the daemon knows about one target at one tick.
+
+    `pods` are the pods the target's scale selector matches (the core's `Pod`s, names and labels used
+    here); `selector` is the scale's `status.selector` string; `now` is the evaluation time, timezone-aware,
+    read once per tick from the daemon's clock and sent to Prometheus as `time=`.
+    """
+
+    namespace: str
+    pods: tuple[Pod, ...]
+    selector: str
+    now: datetime
+    sync_period_seconds: float = 15.0  # --horizontal-pod-autoscaler-sync-period default
+    target: ObjectReference | None = None
+
+    def __post_init__(self) -> None:
+        if self.now.tzinfo is None or self.now.utcoffset() is None:
+            raise ValueError("ReadContext.now must be timezone-aware")
+        if self.sync_period_seconds <= 0:
+            raise ValueError("ReadContext.sync_period_seconds must be positive")
+
+    @property
+    def pod_names(self) -> frozenset[str]:
+        """The names of the target's pods."""
+        return frozenset(pod.name for pod in self.pods)
+
+
+@dataclass(frozen=True, slots=True)
+class MetricRequest:
+    """One metric of one target to read in a pass. `key` is the caller's handle (e.g. target and index)."""
+
+    spec: MetricSpec
+    context: ReadContext
+    binding: PrometheusBinding | None = None
+    key: Hashable = None
+
+    @property
+    def name(self) -> str:
+        """A short name for messages: the metric name, or the resource (and container)."""
+        spec = self.spec
+        if spec.metric_name:
+            return spec.metric_name
+        return f"{spec.resource_name}/{spec.container}" if spec.container else spec.resource_name
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """One instant query: the de-duplication key of a pass (same server, PromQL and time: sent once)."""
+
+    server: str
+    promql: str
+    time: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Series:
+    """One series of an instant vector: its labels, its value as Prometheus wrote it, and its time."""
+
+    labels: Mapping[str, str]
+    value: str
+    timestamp: float  # seconds since the epoch
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A successful instant-query answer: the result type and its series (a scalar is one unlabeled one)."""
+
+    result_type: str  # vector | scalar | matrix | string
+    series: tuple[Series, ...]

@@ -1,0 +1,183 @@
+"""One evaluation pass: plan every metric of every target, send each distinct query once, read the answers.
+
+The daemon calls `MetricsReader.read(requests)` once per tick with all the metrics it needs. Queries are
+planned first, de-duplicated on (server, PromQL, time), run with bounded concurrency on a thread pool, and
+each metric gets its reading or its typed error. Per-pod templates render the same PromQL for every target
+of a namespace (they match the namespace, not the pods), so a namespace costs one query per template.
+Errors are returned, not logged: the daemon logs where it handles them.
+"""
+
+from __future__ import annotations
+
+import time as _time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime
+from functools import partial
+from typing import Protocol, TypeVar
+
+import structlog
+
+from autoscaler.core.types import Reading
+from autoscaler.metrics.client import PrometheusClient
+from autoscaler.metrics.context import Answer, MetricRequest, Query
+from autoscaler.metrics.errors import MetricsError, PermanentError
+from autoscaler.metrics.registry import SourceRegistry
+from autoscaler.metrics.settings import MetricsSettings
+from autoscaler.metrics.source import MetricSource, QueryPlan
+
+log = structlog.get_logger(__name__)
+
+# Retries stop after a third of the sync period: the next tick is the retry for anything longer.
+RETRY_SHARE_OF_SYNC_PERIOD = 1 / 3
+
+
+class QueryClient(Protocol):
+    """What the pass needs from a server connection (`PrometheusClient`, or a fake in tests)."""
+
+    def query(self, promql: str, *, time: datetime, budget_seconds: float) -> Answer: ...
+
+    def close(self) -> None: ...
+
+
+Outcome = Reading | MetricsError
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True, slots=True)
+class PassResult:
+    """Per request, in order: its reading or its typed error; and what the pass cost."""
+
+    outcomes: tuple[Outcome, ...]
+    queries_planned: int  # metrics that planned a query
+    queries_sent: int  # distinct queries sent (retries not counted)
+    duration_seconds: float
+
+
+class MetricsReader:
+    """Reads the metrics of many targets in passes. Thread-safe between passes; close it when done."""
+
+    def __init__(
+        self,
+        settings: MetricsSettings,
+        *,
+        registry: SourceRegistry | None = None,
+        clients: Mapping[str, QueryClient] | None = None,
+        sleep: Callable[[float], None] = _time.sleep,
+        monotonic: Callable[[], float] = _time.monotonic,
+    ) -> None:
+        self._settings = settings
+        self._registry = registry or SourceRegistry.installed()
+        self._monotonic = monotonic
+        if clients is None:
+            clients = {
+                name: PrometheusClient(name, server, pool_size=settings.max_concurrent_queries, sleep=sleep)
+                for name, server in settings.servers.items()
+            }
+        self._clients: dict[str, QueryClient] = dict(clients)
+
+    def close(self) -> None:
+        """Close every server connection."""
+        for client in self._clients.values():
+            client.close()
+
+    def __enter__(self) -> MetricsReader:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def read_one(self, request: MetricRequest) -> Reading:
+        """Read one metric, raising its typed error (for `check`, `plan` and tests)."""
+        outcome = self.read([request]).outcomes[0]
+        if isinstance(outcome, MetricsError):
+            raise outcome
+        return outcome
+
+    def read(self, requests: Sequence[MetricRequest]) -> PassResult:
+        """Plan all, query each distinct (server, PromQL, time) once, read every answer."""
+        started = self._monotonic()
+        planned: list[tuple[MetricSource, QueryPlan] | MetricsError] = []
+        budgets: dict[Query, float] = {}
+        for request in requests:
+            try:
+                source = self._registry.for_request(request)
+                plan = _call_source(source, "plan", partial(source.plan, request, settings=self._settings))
+            except MetricsError as err:
+                planned.append(err.with_context(metric=request.name))
+                continue
+            planned.append((source, plan))
+            budget = request.context.sync_period_seconds * RETRY_SHARE_OF_SYNC_PERIOD
+            budgets[plan.query] = min(budget, budgets.get(plan.query, budget))
+        answers = self._run(budgets)
+        outcomes: list[Outcome] = []
+        for request, item in zip(requests, planned, strict=True):
+            if isinstance(item, MetricsError):
+                outcomes.append(item)
+                continue
+            source, plan = item
+            answer = answers[plan.query]
+            context = {"promql": plan.query.promql, "server": plan.query.server, "metric": request.name}
+            if isinstance(answer, MetricsError):
+                # One answer serves several metrics: each gets its own error object with its own name.
+                outcomes.append(_copy_error(answer).with_context(**context))
+                continue
+            try:
+                reading = _call_source(source, "parse", partial(source.parse, request, plan, answer))
+            except MetricsError as err:
+                outcomes.append(err.with_context(**context))
+                continue
+            outcomes.append(reading)
+        result = PassResult(
+            outcomes=tuple(outcomes),
+            queries_planned=sum(1 for item in planned if not isinstance(item, MetricsError)),
+            queries_sent=len(budgets),
+            duration_seconds=self._monotonic() - started,
+        )
+        log.debug(
+            "metrics_pass_finished",
+            metrics=len(requests),
+            queries_planned=result.queries_planned,
+            queries_sent=result.queries_sent,
+            failures=sum(1 for o in outcomes if isinstance(o, MetricsError)),
+            duration_seconds=round(result.duration_seconds, 4),
+        )
+        return result
+
+    def _run(self, budgets: Mapping[Query, float]) -> dict[Query, Answer | MetricsError]:
+        def one(query: Query) -> Answer | MetricsError:
+            client = self._clients.get(query.server)
+            if client is None:
+                return PermanentError(f"no connection to server {query.server!r}", error_type="config")
+            try:
+                return client.query(query.promql, time=query.time, budget_seconds=budgets[query])
+            except MetricsError as err:
+                return err
+
+        queries = list(budgets)
+        if len(queries) <= 1:
+            return {query: one(query) for query in queries}
+        workers = min(self._settings.max_concurrent_queries, len(queries))
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="prometheus-query") as pool:
+            return dict(zip(queries, pool.map(one, queries), strict=True))
+
+
+def _call_source(source: MetricSource, step: str, call: Callable[[], _T]) -> _T:
+    """Call a source; a third-party source's stray exception becomes a typed error for this metric only."""
+    try:
+        return call()
+    except MetricsError:
+        raise
+    except Exception as err:
+        log.error("metric_source_failed", source=source.name, step=step, exc_info=True)
+        raise PermanentError(f"metric source {source.name!r} failed in {step}: {err!r}", error_type="source") from err
+
+
+def _copy_error(error: MetricsError) -> MetricsError:
+    """A shallow copy of an error, so per-metric context does not leak between metrics sharing a query."""
+    copy = error.__class__.__new__(error.__class__)
+    copy.__dict__.update(error.__dict__)
+    copy.args = error.args
+    copy.__cause__ = error.__cause__
+    return copy

@@ -1,0 +1,149 @@
+"""PromQL text: safe label matchers, template filling, and the staleness wrapper.
+
+Everything that puts a value from a spec, a pod or the cluster into PromQL goes through this module.
+Label values are escaped for PromQL double-quoted strings (backslash, quote, newline, tab, carriage
+return); what cannot be expressed safely (other control characters, lone surrogates, label names that are
+not Prometheus identifiers) raises `UnsafeLabelValueError`, never an injection. This module builds strings
+only: no network, no settings.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+from autoscaler.core.types import LabelSelector
+from autoscaler.metrics.errors import PermanentError, UnsafeLabelValueError
+
+LABEL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
+METRIC_NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
+# The marker label that separates sample-timestamp series from value series in one answer.
+TIMESTAMP_MARKER = "autoscaler_sample"
+TIMESTAMP_MARKER_VALUE = "timestamp"
+
+PLACEHOLDERS = frozenset({"matchers", "by", "namespace", "metric", "object_name", "object_kind", "container", "window"})
+_PLACEHOLDER = re.compile(r"\$\{([^}]*)\}")
+_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_RE2_SPECIAL = re.compile(r"([\\.+*?()|\[\]{}^$])")
+# A plain instant-vector selector: metric{matchers} or {matchers}, nothing else (strings may hold anything
+# but an unescaped quote).
+_STRING = r'"(?:[^"\\]|\\.)*"'
+_MATCHER = rf"\s*[a-zA-Z_][a-zA-Z0-9_]*\s*(?:=~|!~|!=|=)\s*{_STRING}\s*"
+_PLAIN_SELECTOR = re.compile(
+    rf"^\s*(?:[a-zA-Z_:][a-zA-Z0-9_:]*\s*(?:\{{(?:{_MATCHER}(?:,{_MATCHER})*,?\s*)?\}})?"
+    rf"|\{{{_MATCHER}(?:,{_MATCHER})*,?\s*\}})\s*$",
+    re.DOTALL,
+)
+
+
+def check_label_name(name: str) -> str:
+    """Return `name` if it is a Prometheus label name, else refuse it."""
+    if not LABEL_NAME.match(name):
+        raise UnsafeLabelValueError(f"{name!r} is not a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*)")
+    return name
+
+
+def check_metric_name(name: str) -> str:
+    """Return `name` if it is a Prometheus metric name, else refuse it."""
+    if not METRIC_NAME.match(name):
+        raise UnsafeLabelValueError(f"{name!r} is not a Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*)")
+    return name
+
+
+def escape(value: str) -> str:
+    """The content of a PromQL double-quoted string holding `value` (without the quotes)."""
+    out = []
+    for char in value:
+        if char in _ESCAPES:
+            out.append(_ESCAPES[char])
+        elif ord(char) < 0x20 or ord(char) == 0x7F or 0xD800 <= ord(char) <= 0xDFFF:
+            raise UnsafeLabelValueError(f"label value {value!r} holds a character PromQL cannot quote safely")
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def quote(value: str) -> str:
+    """`value` as a PromQL double-quoted string."""
+    return f'"{escape(value)}"'
+
+
+def regex_alternatives(values: Iterable[str]) -> str:
+    """An RE2 regex matching exactly one of `values` (each literal), as a quoted PromQL string."""
+    parts = [_RE2_SPECIAL.sub(r"\\\1", value) for value in values]
+    return quote("|".join(parts))
+
+
+def matcher(name: str, op: str, value: str) -> str:
+    """One label matcher, `name op "value"`, checked and escaped."""
+    return f"{check_label_name(name)}{op}{quote(value)}"
+
+
+def selector_matchers(selector: LabelSelector | None) -> list[str]:
+    """The label matchers that select what a metav1.LabelSelector selects, in a stable order."""
+    if selector is None:
+        return []
+    result = [matcher(key, "=", value) for key, value in sorted(selector.match_labels)]
+    for req in sorted(selector.match_expressions, key=lambda r: (r.key, r.operator, r.values)):
+        if req.operator == "In":
+            if not req.values:
+                raise UnsafeLabelValueError(f"selector on {req.key!r}: operator In needs values")
+            result.append(f"{check_label_name(req.key)}=~{regex_alternatives(sorted(req.values))}")
+        elif req.operator == "NotIn":
+            if not req.values:
+                raise UnsafeLabelValueError(f"selector on {req.key!r}: operator NotIn needs values")
+            result.append(f"{check_label_name(req.key)}!~{regex_alternatives(sorted(req.values))}")
+        elif req.operator == "Exists":
+            result.append(f'{check_label_name(req.key)}!=""')
+        elif req.operator == "DoesNotExist":
+            result.append(f'{check_label_name(req.key)}=""')
+        else:
+            raise UnsafeLabelValueError(f"selector on {req.key!r}: unknown operator {req.operator!r}")
+    return result
+
+
+def placeholders_in(template: str) -> set[str]:
+    """The `${name}` placeholders a template uses."""
+    return set(_PLACEHOLDER.findall(template))
+
+
+def check_template(template: str) -> None:
+    """Refuse unknown placeholders (raises ValueError, for settings validation)."""
+    unknown = placeholders_in(template) - PLACEHOLDERS
+    if unknown:
+        raise ValueError(
+            f"unknown placeholder(s) {', '.join(sorted('${' + n + '}' for n in unknown))}; "
+            f"known: {', '.join(sorted('${' + n + '}' for n in PLACEHOLDERS))}"
+        )
+
+
+def render(template: str, values: Mapping[str, Callable[[], str]]) -> str:
+    """Fill `${name}` placeholders with safe text, computed only when used (a value that cannot be made
+    safe raises then); a bare `$` is left alone (regexes use it)."""
+
+    def fill(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in values:
+            raise PermanentError(f"placeholder ${{{name}}} has no value here", error_type="config")
+        return values[name]()
+
+    return _PLACEHOLDER.sub(fill, template)
+
+
+def is_plain_selector(query: str) -> bool:
+    """True when `query` is a plain instant-vector selector, whose `timestamp()` is the sample's own."""
+    return bool(_PLAIN_SELECTOR.match(query))
+
+
+def with_sample_timestamps(value_query: str, freshness_selector: str, by: Sequence[str]) -> str:
+    """One query answering both the values and, per group, the oldest sample time behind them.
+
+    `timestamp()` of a plain selector is the time of each sample (of anything else it is the evaluation
+    time), so the freshness side must be a plain selector. Its series carry a marker label, so `or` keeps
+    both sides and the caller splits them.
+    """
+    grouping = ", ".join(by)
+    return (
+        f"({value_query}) or label_replace(min by ({grouping}) (timestamp({freshness_selector})), "
+        f'"{TIMESTAMP_MARKER}", "{TIMESTAMP_MARKER_VALUE}", "", "")'
+    )

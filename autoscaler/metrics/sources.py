@@ -1,0 +1,348 @@
+"""The built-in Prometheus metric sources, one per HPA metric type.
+
+Each plans one instant query (a named template, the type's default, or a raw query, with label matchers
+filled safely) and reads the answer into the core's reading type. Per-pod queries (Resource,
+ContainerResource, Pods) match the namespace only and group `by (namespace, pod[, container])`, so every
+target of a namespace that shares a template sends the very same query: a pass sends it once and each
+target keeps its own pods (see `evaluate.py`). No I/O here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import ClassVar
+
+from autoscaler.core.types import (
+    ContainerUsage,
+    ExternalReading,
+    MetricSourceType,
+    ObjectReading,
+    PodsReading,
+    PodUsage,
+    PodValue,
+    Reading,
+    ResourceReading,
+)
+from autoscaler.metrics import promql
+from autoscaler.metrics.answers import check_result_type, group_key, no_data, split_answer, to_milli, utc
+from autoscaler.metrics.binding import PrometheusBinding
+from autoscaler.metrics.context import Answer, MetricRequest, Query, Series
+from autoscaler.metrics.errors import PermanentError, StaleDataError
+from autoscaler.metrics.settings import MetricsSettings, QueryTemplate
+from autoscaler.metrics.source import QueryPlan
+
+DEFAULT_WINDOW_SECONDS = 60.0  # metricServerDefaultMetricWindow in the HPA's metrics client
+_NO_BINDING = PrometheusBinding()
+
+
+def _window_text(seconds: float) -> str:
+    return f"{int(seconds)}s" if float(seconds).is_integer() else f"{round(seconds * 1000)}ms"
+
+
+class PrometheusSource:
+    """What the built-ins share: server choice, template filling, sample times, staleness."""
+
+    name: ClassVar[str] = ""
+    metric_types: ClassVar[tuple[MetricSourceType, ...]] = ()
+
+    # ---- planning -------------------------------------------------------------------------------------
+
+    def plan(self, request: MetricRequest, *, settings: MetricsSettings) -> QueryPlan:
+        """The query for one metric: which server, which PromQL, at the context's `now`."""
+        if request.spec.type not in self.metric_types:
+            raise PermanentError(f"source {self.name!r} cannot read {request.spec.type} metrics", error_type="config")
+        binding = request.binding or _NO_BINDING
+        server = binding.server or settings.default_server_name()
+        if server is None or server not in settings.servers:
+            raise PermanentError(
+                f"no Prometheus server {server!r} in metrics.servers" if server else "no default Prometheus server",
+                error_type="config",
+            )
+        if binding.query is not None:
+            text, freshness = binding.query, binding.freshness
+            window = binding.window_seconds or DEFAULT_WINDOW_SECONDS
+        else:
+            template = self._template(request, binding, settings)
+            text, freshness = template.query, binding.freshness or template.freshness
+            window = binding.window_seconds or template.window_seconds
+        grouping = self.grouping(binding)
+        values = self._placeholders(request, binding, grouping, window)
+        query_text = promql.render(text, values)
+        fresh = promql.render(freshness, values) if freshness is not None else None
+        if fresh is None and promql.is_plain_selector(query_text):
+            fresh = query_text
+        if fresh is not None and not promql.is_plain_selector(fresh):
+            raise PermanentError(
+                f"freshness {fresh!r} must be a plain selector (timestamp() of anything else is the evaluation time)",
+                error_type="config",
+            )
+        if binding.result_type == "scalar":
+            fresh = None
+        final = promql.with_sample_timestamps(query_text, fresh, grouping) if fresh is not None else query_text
+        context = request.context
+        staleness = binding.staleness_seconds or settings.staleness_budget_seconds(context.sync_period_seconds)
+        return QueryPlan(
+            query=Query(server=server, promql=final, time=context.now),
+            result_type=binding.result_type,
+            grouping=grouping,
+            has_timestamps=fresh is not None,
+            staleness_seconds=staleness,
+            window_seconds=window,
+        )
+
+    def grouping(self, binding: PrometheusBinding) -> tuple[str, ...]:
+        """The labels one value is keyed by; `${by}` in templates."""
+        return ()
+
+    def matchers(self, request: MetricRequest, binding: PrometheusBinding) -> list[str]:
+        """The label matchers `${matchers}` stands for."""
+        return promql.selector_matchers(request.spec.metric_selector)
+
+    def default_template(self, request: MetricRequest, settings: MetricsSettings) -> QueryTemplate:
+        """The template used when the binding names neither a template nor a query."""
+        return QueryTemplate(query="${metric}{${matchers}}")
+
+    def _template(self, request: MetricRequest, binding: PrometheusBinding, settings: MetricsSettings) -> QueryTemplate:
+        if binding.template is None:
+            return self.default_template(request, settings)
+        template = settings.templates.get(binding.template)
+        if template is None:
+            raise PermanentError(f"no template named {binding.template!r} in metrics.templates", error_type="config")
+        return template
+
+    def _placeholders(
+        self, request: MetricRequest, binding: PrometheusBinding, grouping: tuple[str, ...], window: float
+    ) -> dict[str, Callable[[], str]]:
+        spec, context = request.spec, request.context
+        described = spec.described_object
+        return {
+            "matchers": lambda: ", ".join(self.matchers(request, binding)),
+            "by": lambda: ", ".join(grouping),
+            "namespace": lambda: promql.escape(context.namespace),
+            "metric": lambda: promql.check_metric_name(spec.metric_name),
+            "object_name": lambda: promql.escape(described.name if described else ""),
+            "object_kind": lambda: promql.escape(described.kind if described else ""),
+            "container": lambda: promql.escape(spec.container),
+            "window": lambda: _window_text(window),
+        }
+
+    # ---- reading --------------------------------------------------------------------------------------
+
+    def sample_time(self, plan: QueryPlan, times: dict[tuple[str, ...], float], series: Series) -> float:
+        """The sample time behind a value: from `timestamp()` when asked for, else the evaluation time."""
+        if plan.has_timestamps:
+            found = times.get(group_key(series, plan.grouping))
+            if found is not None:
+                return found
+        return series.timestamp
+
+    def check_fresh(self, plan: QueryPlan, now: datetime, sample_time: float) -> None:
+        """Refuse a sample older than the staleness budget."""
+        age = now.timestamp() - sample_time
+        if age > plan.staleness_seconds:
+            raise StaleDataError(
+                f"newest sample is {age:.0f} s old, over the {plan.staleness_seconds:g} s staleness budget",
+                age_seconds=age,
+                budget_seconds=plan.staleness_seconds,
+            )
+
+    def parse(self, request: MetricRequest, plan: QueryPlan, answer: Answer) -> Reading:
+        raise NotImplementedError
+
+
+class _PerPodSource(PrometheusSource):
+    """Resource, ContainerResource and Pods: one query per namespace, split by pod here."""
+
+    def grouping(self, binding: PrometheusBinding) -> tuple[str, ...]:
+        return (binding.namespace_label, binding.pod_label)
+
+    def matchers(self, request: MetricRequest, binding: PrometheusBinding) -> list[str]:
+        own = [promql.matcher(binding.namespace_label, "=", request.context.namespace)]
+        return own + promql.selector_matchers(request.spec.metric_selector)
+
+    def per_pod(self, request: MetricRequest, plan: QueryPlan, answer: Answer) -> dict[str, list[tuple[Series, float]]]:
+        """The target's pods' series with their sample times; stale pods dropped (they read as missing, which
+        the HPA treats conservatively); `StaleDataError` when every pod is stale."""
+        check_result_type(answer, "vector")
+        binding = request.binding or _NO_BINDING
+        context = request.context
+        split = split_answer(answer, plan.grouping)
+        pods = context.pod_names
+        found: dict[str, list[tuple[Series, float]]] = {}
+        stale: StaleDataError | None = None
+        for series in split.values:
+            namespace = series.labels.get(binding.namespace_label)
+            pod = series.labels.get(binding.pod_label)
+            if pod not in pods or (namespace is not None and namespace != context.namespace):
+                continue
+            sample_time = self.sample_time(plan, split.sample_times, series)
+            try:
+                self.check_fresh(plan, context.now, sample_time)
+            except StaleDataError as err:
+                stale = err
+                continue
+            found.setdefault(pod, []).append((series, sample_time))
+        if not found and stale is not None:
+            raise stale
+        return found
+
+
+class ResourceSource(_PerPodSource):
+    """Resource metrics: per-container usage of every pod, like metrics.k8s.io PodMetrics."""
+
+    name = "prometheus-resource"
+    metric_types = (MetricSourceType.RESOURCE,)
+
+    def grouping(self, binding: PrometheusBinding) -> tuple[str, ...]:
+        return (binding.namespace_label, binding.pod_label, binding.container_label)
+
+    def default_template(self, request: MetricRequest, settings: MetricsSettings) -> QueryTemplate:
+        resource = request.spec.resource_name
+        templates = settings.resource_templates
+        if resource == "cpu":
+            return templates.cpu
+        if resource == "memory":
+            return templates.memory
+        raise PermanentError(
+            f"no default query for resource {resource!r}; set prometheus.template or prometheus.query",
+            error_type="config",
+        )
+
+    def parse(self, request: MetricRequest, plan: QueryPlan, answer: Answer) -> Reading:
+        binding = request.binding or _NO_BINDING
+        resource = request.spec.resource_name
+        found = self.per_pod(request, plan, answer)
+        if not found:
+            if not binding.empty_as_zero:
+                raise no_data("the query returned no series for the target's pods")
+            stamp = request.context.now
+            return ResourceReading(
+                pods=tuple(
+                    PodUsage(
+                        pod.name,
+                        stamp,
+                        plan.window_seconds,
+                        tuple(ContainerUsage(c.name, {resource: 0}) for c in pod.containers),
+                    )
+                    for pod in request.context.pods
+                )
+            )
+        pods = []
+        for pod, items in sorted(found.items()):
+            containers: dict[str, int] = {}
+            for series, _ in items:
+                container = series.labels.get(binding.container_label, "")
+                if container in containers:
+                    raise PermanentError(
+                        f"two series for pod {pod!r} container {container!r}; aggregate by pod and container",
+                        error_type="too_many_series",
+                    )
+                containers[container] = to_milli(series.value)
+            oldest = min(sample_time for _, sample_time in items)
+            usage = tuple(ContainerUsage(name, {resource: value}) for name, value in sorted(containers.items()))
+            pods.append(PodUsage(pod, utc(oldest), plan.window_seconds, usage))
+        return ResourceReading(pods=tuple(pods))
+
+
+class ContainerResourceSource(ResourceSource):
+    """ContainerResource metrics: the same per-container answer; the core picks the named container."""
+
+    name = "prometheus-container-resource"
+    metric_types = (MetricSourceType.CONTAINER_RESOURCE,)
+
+
+class PodsSource(_PerPodSource):
+    """Pods metrics: one value per pod, like custom.metrics.k8s.io."""
+
+    name = "prometheus-pods"
+    metric_types = (MetricSourceType.PODS,)
+
+    def default_template(self, request: MetricRequest, settings: MetricsSettings) -> QueryTemplate:
+        return QueryTemplate(query="sum by (${by}) (${metric}{${matchers}})", freshness="${metric}{${matchers}}")
+
+    def parse(self, request: MetricRequest, plan: QueryPlan, answer: Answer) -> Reading:
+        binding = request.binding or _NO_BINDING
+        found = self.per_pod(request, plan, answer)
+        if not found:
+            if not binding.empty_as_zero:
+                raise no_data("the query returned no series for the target's pods")
+            now = request.context.now
+            return PodsReading(tuple(PodValue(p.name, 0, now, plan.window_seconds) for p in request.context.pods))
+        items = []
+        for pod, pairs in sorted(found.items()):
+            if len(pairs) > 1:
+                raise PermanentError(
+                    f"{len(pairs)} series for pod {pod!r}; aggregate by namespace and pod",
+                    error_type="too_many_series",
+                )
+            series, sample_time = pairs[0]
+            items.append(PodValue(pod, to_milli(series.value), utc(sample_time), plan.window_seconds))
+        return PodsReading(tuple(items))
+
+
+class _OneValueSource(PrometheusSource):
+    """Object and External: exactly one series (or a scalar), or several summed when asked."""
+
+    def values(self, request: MetricRequest, plan: QueryPlan, answer: Answer) -> tuple[tuple[int, ...], datetime]:
+        binding = request.binding or _NO_BINDING
+        context = request.context
+        check_result_type(answer, plan.result_type)
+        split = split_answer(answer, plan.grouping)
+        if not split.values:
+            if binding.empty_as_zero:
+                return (0,), context.now
+            raise no_data("the query returned no series")
+        if len(split.values) > 1 and not binding.sum_series:
+            raise PermanentError(
+                f"the query returned {len(split.values)} series where one was expected; "
+                "aggregate them in the query or set sumSeries",
+                error_type="too_many_series",
+            )
+        values = tuple(to_milli(series.value) for series in split.values)
+        oldest = min(self.sample_time(plan, split.sample_times, series) for series in split.values)
+        self.check_fresh(plan, context.now, oldest)
+        return values, utc(oldest)
+
+
+class ObjectSource(_OneValueSource):
+    """Object metrics: the one value describing an object (an Ingress's request rate, say)."""
+
+    name = "prometheus-object"
+    metric_types = (MetricSourceType.OBJECT,)
+
+    def matchers(self, request: MetricRequest, binding: PrometheusBinding) -> list[str]:
+        described = request.spec.described_object
+        if described is None:
+            raise PermanentError("an Object metric needs describedObject", error_type="config")
+        label = binding.object_label or described.kind.lower()
+        own = [
+            promql.matcher(binding.namespace_label, "=", request.context.namespace),
+            promql.matcher(label, "=", described.name),
+        ]
+        return own + promql.selector_matchers(request.spec.metric_selector)
+
+    def parse(self, request: MetricRequest, plan: QueryPlan, answer: Answer) -> Reading:
+        values, stamp = self.values(request, plan, answer)
+        return ObjectReading(value=sum(values), timestamp=stamp)
+
+
+class ExternalSource(_OneValueSource):
+    """External metrics: values from outside the cluster (a queue's depth, a consumer group's lag)."""
+
+    name = "prometheus-external"
+    metric_types = (MetricSourceType.EXTERNAL,)
+
+    def parse(self, request: MetricRequest, plan: QueryPlan, answer: Answer) -> Reading:
+        values, stamp = self.values(request, plan, answer)
+        return ExternalReading(values=values, timestamp=stamp)
+
+
+BUILTIN_SOURCES: tuple[type[PrometheusSource], ...] = (
+    # Sorted by name; one per metric type (tests/metrics/test_registry.py checks it).
+    ContainerResourceSource,
+    ExternalSource,
+    ObjectSource,
+    PodsSource,
+    ResourceSource,
+)
