@@ -284,9 +284,7 @@ def _selector(text: str) -> Selector:
 class PodCache:
     """Pods of one namespace or all, queryable by namespace and label selector string."""
 
-    def __init__(
-        self, kube: KubeClient, *, namespace: str | None = None, watch_timeout_seconds: int = 300
-    ) -> None:
+    def __init__(self, kube: KubeClient, *, namespace: str | None = None, watch_timeout_seconds: int = 300) -> None:
         if namespace:
             lw = ListWatch(
                 kube.core.list_namespaced_pod,
@@ -294,9 +292,7 @@ class PodCache:
                 RequestContext(verb="list", resource="pods", namespace=namespace),
             )
         else:
-            lw = ListWatch(
-                kube.core.list_pod_for_all_namespaces, (), RequestContext(verb="list", resource="pods")
-            )
+            lw = ListWatch(kube.core.list_pod_for_all_namespaces, (), RequestContext(verb="list", resource="pods"))
         self.informer: Informer[Pod] = Informer(
             kube, lw, transform=pod_from_json, name="pods", watch_timeout_seconds=watch_timeout_seconds
         )

@@ -72,9 +72,7 @@ def _configuration(settings: ClientSettings) -> k8s.Configuration:
                 config_file=settings.kubeconfig, context=settings.context, client_configuration=cfg
             )
     # One connect retry only (the request never left), no read/status/redirect retries: see the docstring.
-    cfg.retries = urllib3.Retry(
-        total=1, connect=1, read=0, redirect=0, status=0, other=0, raise_on_status=False
-    )
+    cfg.retries = urllib3.Retry(total=1, connect=1, read=0, redirect=0, status=0, other=0, raise_on_status=False)
     cfg.connection_pool_maxsize = settings.connection_pool_maxsize
     return cfg
 

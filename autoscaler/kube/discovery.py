@@ -94,9 +94,7 @@ class Discovery:
         context = RequestContext(verb="get", resource=f"discovery {group or 'core'}/{version}")
         try:
             if group:
-                data = self._kube.request_json(
-                    self._kube.custom.get_api_resources, group, version, context=context
-                )
+                data = self._kube.request_json(self._kube.custom.get_api_resources, group, version, context=context)
             else:
                 data = self._kube.request_json(self._kube.core.get_api_resources, context=context)
         except NotFound as err:

@@ -85,8 +85,7 @@ def call_with_retries(
 ) -> T:
     """Call `fn`, retrying `Unavailable` within `budget`; the last error is re-raised as it was."""
     retrying = tenacity.Retrying(
-        stop=tenacity.stop_after_attempt(budget.attempts)
-        | tenacity.stop_after_delay(budget.max_delay_seconds),
+        stop=tenacity.stop_after_attempt(budget.attempts) | tenacity.stop_after_delay(budget.max_delay_seconds),
         wait=_Wait(budget),
         retry=tenacity.retry_if_exception(_retryable(budget)),
         before_sleep=_log_retry,

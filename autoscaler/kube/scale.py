@@ -85,16 +85,12 @@ class ScaleClient:
         if "scale" not in resource.subresources:
             raise TargetNotFound(
                 f"{ref.kind} ({resource.api_version}) has no scale subresource",
-                context=RequestContext(
-                    verb="get", resource=resource.plural, subresource="scale", name=ref.name
-                ),
+                context=RequestContext(verb="get", resource=resource.plural, subresource="scale", name=ref.name),
             )
         if not resource.group:
             raise InvalidRequest(
                 f"scale targets in the core API group ({ref.kind}) are not supported",
-                context=RequestContext(
-                    verb="get", resource=resource.plural, subresource="scale", name=ref.name
-                ),
+                context=RequestContext(verb="get", resource=resource.plural, subresource="scale", name=ref.name),
             )
         return resource
 
@@ -136,9 +132,7 @@ class ScaleClient:
         """The target's scale (spec and status replicas, selector) and its resourceVersion."""
         return self._read(namespace, ref, self._resource(ref))
 
-    def _replace(
-        self, namespace: str, ref: ObjectReference, read: ScaleRead, replicas: int
-    ) -> dict[str, Any]:
+    def _replace(self, namespace: str, ref: ObjectReference, read: ScaleRead, replicas: int) -> dict[str, Any]:
         resource = read.resource
         context = self._context("update", resource, namespace, ref.name)
         body = {
@@ -163,9 +157,7 @@ class ScaleClient:
 
         return call_with_retries(once, budget=self._budget, sleep=self._sleep)
 
-    def write_scale(
-        self, namespace: str, ref: ObjectReference, decide: Callable[[Scale], int | None]
-    ) -> ScaleWrite:
+    def write_scale(self, namespace: str, ref: ObjectReference, decide: Callable[[Scale], int | None]) -> ScaleWrite:
         """Read the scale, ask `decide` for the replica count, write it guarded by resourceVersion.
 
         `decide` returns the desired spec.replicas, or None to leave the scale alone. On 409 the scale is

@@ -1,0 +1,294 @@
+"""The PrometheusAutoscaler custom resource: watching it across namespaces, and writing its status.
+
+`AutoscalerCache` lists and watches the custom resource in a configured set of namespaces (or all) and keeps
+the objects as plain dicts for `autoscaler.spec` to parse. `StatusWriter.write_status` writes the /status
+subresource (currentReplicas, desiredReplicas, lastScaleTime, currentMetrics, conditions, observedGeneration,
+behaviorState, and the `reference` / `targets` strings the printer columns show) only when it changed,
+guarded by resourceVersion, re-reading and comparing again on 409. A condition keeps its lastTransitionTime
+while its status stays the same, as the HPA's setCondition does.
+This module must not compute any of the values it writes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import structlog
+
+from autoscaler.core.types import BehaviorState, Condition, Recommendation, ScaleEvent
+from autoscaler.kube.cache import Informer, ListWatch
+from autoscaler.kube.client import KubeClient
+from autoscaler.kube.errors import Conflict, RequestContext
+from autoscaler.kube.pods import parse_time
+from autoscaler.kube.retry import RetryBudget, call_with_retries
+
+log = structlog.get_logger(__name__)
+
+GROUP = "autoscaler.dev"
+VERSION = "v1alpha1"
+PLURAL = "prometheusautoscalers"
+KIND = "PrometheusAutoscaler"
+API_VERSION = f"{GROUP}/{VERSION}"
+
+
+def format_time(when: datetime) -> str:
+    """metav1.Time: RFC 3339 in UTC, whole seconds."""
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True, slots=True)
+class AutoscalerStatus:
+    """What the daemon reports on a PrometheusAutoscaler. `current_metrics` are MetricStatus dicts (camelCase)."""
+
+    current_replicas: int
+    desired_replicas: int
+    last_scale_time: datetime | None = None
+    current_metrics: tuple[Mapping[str, Any], ...] = ()
+    conditions: tuple[Condition, ...] = ()
+    observed_generation: int | None = None
+    behavior_state: BehaviorState | None = None
+    reference: str = ""
+    targets: str = ""
+
+
+def behavior_state_to_json(state: BehaviorState) -> dict[str, Any]:
+    """The behaviour state as the CRD's status.behaviorState stores it."""
+
+    def events(items: tuple[ScaleEvent, ...]) -> list[dict[str, Any]]:
+        return [
+            {"replicaChange": e.replica_change, "timestamp": format_time(e.timestamp), "outdated": e.outdated}
+            for e in items
+        ]
+
+    out: dict[str, Any] = {
+        "scaleUpEvents": events(state.scale_up_events),
+        "scaleDownEvents": events(state.scale_down_events),
+    }
+    if state.recommendations is not None:
+        out["recommendations"] = [
+            {"replicas": r.replicas, "timestamp": format_time(r.timestamp)} for r in state.recommendations
+        ]
+    return out
+
+
+def behavior_state_from_json(data: Mapping[str, Any] | None) -> BehaviorState:
+    """The inverse of `behavior_state_to_json`; an absent state is "never reconciled"."""
+    if not data:
+        return BehaviorState()
+
+    def when(value: Any) -> datetime:
+        parsed = parse_time(value)
+        if parsed is None:
+            raise ValueError("behaviorState entry without a timestamp")
+        return parsed
+
+    def events(items: Any) -> tuple[ScaleEvent, ...]:
+        return tuple(
+            ScaleEvent(
+                replica_change=int(e["replicaChange"]),
+                timestamp=when(e.get("timestamp")),
+                outdated=bool(e.get("outdated", False)),
+            )
+            for e in items or []
+        )
+
+    recs = data.get("recommendations")
+    return BehaviorState(
+        recommendations=None
+        if recs is None
+        else tuple(Recommendation(replicas=int(r["replicas"]), timestamp=when(r.get("timestamp"))) for r in recs),
+        scale_up_events=events(data.get("scaleUpEvents")),
+        scale_down_events=events(data.get("scaleDownEvents")),
+    )
+
+
+def _conditions(
+    conditions: tuple[Condition, ...], previous: Sequence[Mapping[str, Any]], now: datetime
+) -> list[dict[str, Any]]:
+    before = {str(c.get("type")): c for c in previous}
+    out: list[dict[str, Any]] = []
+    for cond in conditions:
+        old = before.get(cond.type)
+        if cond.last_transition_time is not None:
+            transition = format_time(cond.last_transition_time)
+        elif old is not None and old.get("status") == cond.status and old.get("lastTransitionTime"):
+            transition = str(old["lastTransitionTime"])
+        else:
+            transition = format_time(now)
+        out.append(
+            {
+                "type": cond.type,
+                "status": cond.status,
+                "reason": cond.reason,
+                "message": cond.message,
+                "lastTransitionTime": transition,
+            }
+        )
+    return out
+
+
+def status_to_json(status: AutoscalerStatus, *, previous: Mapping[str, Any] | None, now: datetime) -> dict[str, Any]:
+    """The status object to store, given the one stored now (for condition transition times)."""
+    previous = previous or {}
+    out: dict[str, Any] = {
+        "currentReplicas": status.current_replicas,
+        "desiredReplicas": status.desired_replicas,
+        "currentMetrics": [dict(m) for m in status.current_metrics],
+        "conditions": _conditions(status.conditions, previous.get("conditions") or [], now),
+    }
+    if status.last_scale_time is not None:
+        out["lastScaleTime"] = format_time(status.last_scale_time)
+    elif previous.get("lastScaleTime"):
+        out["lastScaleTime"] = previous["lastScaleTime"]
+    if status.observed_generation is not None:
+        out["observedGeneration"] = status.observed_generation
+    if status.behavior_state is not None:
+        out["behaviorState"] = behavior_state_to_json(status.behavior_state)
+    if status.reference:
+        out["reference"] = status.reference
+    if status.targets:
+        out["targets"] = status.targets
+    return out
+
+
+class StatusWriter:
+    """Writes PrometheusAutoscaler status when it changed, with resourceVersion and a re-read on 409."""
+
+    def __init__(
+        self,
+        kube: KubeClient,
+        *,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        budget: RetryBudget | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        max_conflicts: int = 3,
+    ) -> None:
+        self._kube = kube
+        self._clock = clock
+        self._budget = budget or RetryBudget()
+        self._sleep = sleep
+        self._max_conflicts = max_conflicts
+
+    def read(self, namespace: str, name: str) -> dict[str, Any]:
+        """The custom resource as stored (spec, status, metadata with resourceVersion and generation)."""
+        context = RequestContext(verb="get", resource=PLURAL, group=GROUP, namespace=namespace, name=name)
+        return call_with_retries(
+            lambda: self._kube.request_json(
+                self._kube.custom.get_namespaced_custom_object,
+                GROUP,
+                VERSION,
+                namespace,
+                PLURAL,
+                name,
+                context=context,
+            ),
+            budget=self._budget,
+            sleep=self._sleep,
+        )
+
+    def write_status(
+        self, namespace: str, name: str, status: AutoscalerStatus, *, current: Mapping[str, Any] | None = None
+    ) -> bool:
+        """Write `status` unless the stored one is equal; True when a write happened.
+
+        `current` is the object as last seen (from `AutoscalerCache`), saving a GET; on 409 the object is
+        read again and compared again.
+        """
+        obj: Mapping[str, Any] = current if current is not None else self.read(namespace, name)
+        conflicts = 0
+        while True:
+            stored = obj.get("status") or {}
+            wanted = status_to_json(status, previous=stored, now=self._clock())
+            if wanted == stored:
+                return False
+            meta = obj.get("metadata") or {}
+            body = {
+                "apiVersion": API_VERSION,
+                "kind": KIND,
+                "metadata": {"name": name, "namespace": namespace, "resourceVersion": meta.get("resourceVersion")},
+                "spec": obj.get("spec") or {},
+                "status": wanted,
+            }
+            context = RequestContext(
+                verb="update", resource=PLURAL, group=GROUP, subresource="status", namespace=namespace, name=name
+            )
+            try:
+                call_with_retries(
+                    lambda body=body, context=context: self._kube.request_json(  # type: ignore[misc]
+                        self._kube.custom.replace_namespaced_custom_object_status,
+                        GROUP,
+                        VERSION,
+                        namespace,
+                        PLURAL,
+                        name,
+                        body,
+                        context=context,
+                    ),
+                    budget=self._budget,
+                    sleep=self._sleep,
+                )
+                return True
+            except Conflict:
+                conflicts += 1
+                log.info("status_write_conflict", namespace=namespace, name=name, conflicts=conflicts)
+                if conflicts > self._max_conflicts:
+                    raise
+                obj = self.read(namespace, name)
+
+
+class AutoscalerCache:
+    """PrometheusAutoscaler objects (plain dicts) from list+watch, in the given namespaces or all."""
+
+    def __init__(
+        self, kube: KubeClient, *, namespaces: Sequence[str] | None = None, watch_timeout_seconds: int = 300
+    ) -> None:
+        self.informers: list[Informer[dict[str, Any]]] = []
+        if not namespaces:
+            lw = ListWatch(
+                kube.custom.list_cluster_custom_object,
+                (GROUP, VERSION, PLURAL),
+                RequestContext(verb="list", resource=PLURAL, group=GROUP),
+            )
+            self.informers.append(
+                Informer(kube, lw, transform=dict, name=PLURAL, watch_timeout_seconds=watch_timeout_seconds)
+            )
+        else:
+            for ns in namespaces:
+                lw = ListWatch(
+                    kube.custom.list_namespaced_custom_object,
+                    (GROUP, VERSION, ns, PLURAL),
+                    RequestContext(verb="list", resource=PLURAL, group=GROUP, namespace=ns),
+                )
+                self.informers.append(
+                    Informer(
+                        kube, lw, transform=dict, name=f"{PLURAL}/{ns}", watch_timeout_seconds=watch_timeout_seconds
+                    )
+                )
+
+    def get(self, namespace: str, name: str) -> dict[str, Any] | None:
+        for informer in self.informers:
+            found = informer.get(namespace, name)
+            if found is not None:
+                return found
+        return None
+
+    def items(self) -> list[dict[str, Any]]:
+        return [obj for informer in self.informers for obj in informer.items()]
+
+    def start(self) -> None:
+        for informer in self.informers:
+            informer.start()
+
+    def stop(self) -> None:
+        for informer in self.informers:
+            informer.stop()
+
+    def has_synced(self) -> bool:
+        return all(i.has_synced() for i in self.informers)
+
+    def wait_for_sync(self, timeout: float | None = None) -> bool:
+        return all(i.wait_for_sync(timeout) for i in self.informers)
