@@ -98,11 +98,12 @@ class KubeClient:
         *args: Any,
         context: RequestContext,
         target: bool = False,
+        timeout: tuple[float, float] | None = None,
         **kwargs: Any,
     ) -> dict[str, Any]:
         """Call a generated API method and return its JSON answer as a dict, or raise a typed error."""
         with translating(context, target=target):
-            response = method(*args, _preload_content=False, _request_timeout=self.timeout, **kwargs)
+            response = method(*args, _preload_content=False, _request_timeout=timeout or self.timeout, **kwargs)
             data = json.loads(response.data) if response.data else {}
         if not isinstance(data, dict):
             raise InvalidRequest(f"{context.describe()}: answer is not a JSON object", context=context)
