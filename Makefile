@@ -14,7 +14,7 @@ deps: $(VENV)/.installed prometheus
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet --config-settings editable_mode=compat -e '.[test]'
 	touch $@
 
 prometheus:

@@ -186,9 +186,7 @@ def stabilize_with_behaviors(
     configured_down = behavior.scale_down.stabilization_window_seconds
     # maybeInitScaleDownStabilizationWindow: unset means the controller-wide default, in whole seconds.
     down_seconds = float(
-        configured_down
-        if configured_down is not None
-        else int(settings.downscale_stabilization_window_seconds)
+        configured_down if configured_down is not None else int(settings.downscale_stabilization_window_seconds)
     )
     up_cutoff = now - timedelta(seconds=up_seconds)
     down_cutoff = now - timedelta(seconds=down_seconds)
@@ -375,9 +373,7 @@ def _longest_period(policies: tuple[ScalingPolicy, ...]) -> int:
     return max([0, *(p.period_seconds for p in policies)])
 
 
-def _record(
-    events: tuple[ScaleEvent, ...], change: int, longest: int, now: datetime
-) -> tuple[ScaleEvent, ...]:
+def _record(events: tuple[ScaleEvent, ...], change: int, longest: int, now: datetime) -> tuple[ScaleEvent, ...]:
     cutoff = now - timedelta(seconds=longest)
     marked = [ScaleEvent(e.replica_change, e.timestamp, True) if e.timestamp < cutoff else e for e in events]
     new_event = ScaleEvent(change, now, False)
@@ -397,7 +393,5 @@ def store_scale_event(
     if new > previous:
         up = _record(state.scale_up_events, new - previous, _longest_period(behavior.scale_up.policies), now)
         return BehaviorState(state.recommendations, up, state.scale_down_events)
-    down = _record(
-        state.scale_down_events, previous - new, _longest_period(behavior.scale_down.policies), now
-    )
+    down = _record(state.scale_down_events, previous - new, _longest_period(behavior.scale_down.policies), now)
     return BehaviorState(state.recommendations, state.scale_up_events, down)

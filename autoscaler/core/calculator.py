@@ -102,14 +102,11 @@ def resource_pod_metrics(reading: ResourceReading, resource: str, container: str
                 if usage.name == container:
                     found = True
                     if resource in usage.usage:
-                        result[item.pod] = PodMetric(
-                            usage.usage[resource], item.timestamp, item.window_seconds
-                        )
+                        result[item.pod] = PodMetric(usage.usage[resource], item.timestamp, item.window_seconds)
                     break
             if not found:
                 raise MetricComputationError(
-                    f"failed to get container metrics: container {container} not present in metrics "
-                    f"for pod {item.pod}"
+                    f"failed to get container metrics: container {container} not present in metrics for pod {item.pod}"
                 )
         else:
             missing = len(item.containers) == 0
@@ -347,9 +344,7 @@ def _rebalanced(
             ),
         )
     new_replicas = ceil_int32(new_ratio * counted)
-    if (new_ratio < 1.0 and new_replicas > current_replicas) or (
-        new_ratio > 1.0 and new_replicas < current_replicas
-    ):
+    if (new_ratio < 1.0 and new_replicas > current_replicas) or (new_ratio > 1.0 and new_replicas < current_replicas):
         return replace(
             base,
             replicas=current_replicas,

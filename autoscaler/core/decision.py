@@ -394,10 +394,7 @@ def _compute_metrics(
 
     error = None
     if first_error is not None:
-        error = (
-            f"invalid metrics ({invalid} invalid out of {len(spec.metrics)}), "
-            f"first error is: {first_error.error}"
-        )
+        error = f"invalid metrics ({invalid} invalid out of {len(spec.metrics)}), first error is: {first_error.error}"
     if invalid >= len(spec.metrics) or (invalid > 0 and replicas < scale.spec_replicas):
         if first_error is not None:
             run.condition(
@@ -435,9 +432,7 @@ def _hold_summary(outcome: _MetricsOutcome) -> str:
     return "hold: a metric failed and the others would scale down (partial data never scales down)"
 
 
-def _summary(
-    current: int, desired: int, reason: str, normalized: Normalized | None, proposal: int | None
-) -> str:
+def _summary(current: int, desired: int, reason: str, normalized: Normalized | None, proposal: int | None) -> str:
     if normalized is None:
         return f"{current} -> {desired}: {reason}" if desired != current else f"stay at {current}"
     parts = [f"metrics propose {proposal}"]

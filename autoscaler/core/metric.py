@@ -195,9 +195,7 @@ def _compute(
                 result = calc.object_average_replicas(
                     status_replicas=status_replicas,
                     target_average=target.average_value,
-                    reading=_expect(
-                        reading, ObjectReading, f"failed to get {spec.metric_name} object metric: {wrap}"
-                    ),
+                    reading=_expect(reading, ObjectReading, f"failed to get {spec.metric_name} object metric: {wrap}"),
                     tolerances=tolerances,
                 )
                 return (
@@ -210,10 +208,7 @@ def _compute(
             )
         case MetricSourceType.EXTERNAL:
             name = f"external metric {spec.metric_name}({selector_text(spec.metric_selector)})"
-            wrap = (
-                f"failed to get {spec.metric_name} external metric: "
-                f"unable to get external metric {spec.metric_name}"
-            )
+            wrap = f"failed to get {spec.metric_name} external metric: unable to get external metric {spec.metric_name}"
             if target.average_value is not None:
                 result = calc.external_average_replicas(
                     status_replicas=status_replicas,

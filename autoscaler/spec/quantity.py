@@ -1,0 +1,118 @@
+"""Kubernetes quantities ("150m", "1Gi", "2.5", "1e3") and Go durations ("1m30s"), exactly.
+
+`milli_value` is resource.Quantity.MilliValue(): the value times 1000, rounded away from zero.
+`approximate_float` is Quantity.AsApproximateFloat64(), used by the HPA for `tolerance`.
+`format_milli` is the canonical DecimalSI text Kubernetes prints for resource.NewMilliQuantity.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import ROUND_UP, Decimal, InvalidOperation, localcontext
+
+_QUANTITY = re.compile(
+    r"^(?P<number>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(?P<suffix>[eE][+-]?[0-9]+|[numkMGTPE]i?|Ki)?$"
+)
+_DECIMAL_SUFFIXES = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+_BINARY_SUFFIXES = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
+
+
+class QuantityError(ValueError):
+    """Not a Kubernetes quantity."""
+
+
+def _parts(text: str) -> tuple[Decimal, int, int]:
+    """(number, decimal exponent, binary exponent) of a quantity string."""
+    if not isinstance(text, str):
+        raise QuantityError(f"quantities must be strings or numbers, not {type(text).__name__}")
+    match = _QUANTITY.match(text.strip())
+    if not match:
+        raise QuantityError(f"{text!r} is not a Kubernetes quantity (e.g. '250m', '1.5', '2Gi', '1e3')")
+    suffix = match["suffix"] or ""
+    number = Decimal(match["number"])
+    if suffix in _BINARY_SUFFIXES:
+        return number, 0, _BINARY_SUFFIXES[suffix]
+    if suffix in _DECIMAL_SUFFIXES:
+        return number, _DECIMAL_SUFFIXES[suffix], 0
+    if suffix[:1] in "eE":
+        return number, int(suffix[1:]), 0
+    raise QuantityError(f"{text!r} has an unknown suffix {suffix!r}")
+
+
+def quantity_text(value: str | int | float) -> str:
+    """Quantities may be written as YAML numbers; Kubernetes reads them as their decimal text."""
+    if isinstance(value, bool):
+        raise QuantityError(f"{value!r} is not a quantity")
+    if isinstance(value, int | float):
+        return repr(value) if isinstance(value, float) else str(value)
+    return value
+
+
+def exact_value(text: str | int | float) -> Decimal:
+    number, exp10, exp2 = _parts(quantity_text(text))
+    with localcontext() as ctx:
+        ctx.prec = 200
+        return number * (Decimal(10) ** exp10) * (Decimal(2) ** exp2)
+
+
+def milli_value(text: str | int | float) -> int:
+    """Quantity.MilliValue(): rounds up, away from zero, when the value has finer than milli precision."""
+    try:
+        with localcontext() as ctx:
+            ctx.prec = 200
+            milli = exact_value(text) * 1000
+            return int(milli.to_integral_value(rounding=ROUND_UP))
+    except InvalidOperation as err:
+        raise QuantityError(f"{text!r} is out of range") from err
+
+
+def approximate_float(text: str | int | float) -> float:
+    """Quantity.AsApproximateFloat64(): the unscaled integer times a power of ten."""
+    number, exp10, exp2 = _parts(quantity_text(text))
+    sign, digits, exponent = number.as_tuple()
+    assert isinstance(exponent, int)
+    unscaled = int("".join(map(str, digits)) or "0") * (-1 if sign else 1)
+    if exp2:
+        return float(exact_value(text))
+    total = exponent + exp10
+    if total == 0:
+        return float(unscaled)
+    return float(unscaled) * (10.0**total)
+
+
+def format_milli(milli: int) -> str:
+    """The DecimalSI text of resource.NewMilliQuantity(milli): "1500m", "2", "3k"."""
+    if milli % 1000:
+        return f"{milli}m"
+    value = milli // 1000
+    for suffix in ("", "k", "M", "G", "T", "P"):
+        if value % 1000 or value == 0 or suffix == "P":
+            return f"{value}{suffix}"
+        value //= 1000
+    return f"{value}E"  # pragma: no cover - loop returns at "P"
+
+
+_DURATION_PART = re.compile(r"([0-9]*\.?[0-9]+)(ns|us|µs|ms|s|m|h)")
+_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def duration_seconds(value: str | int | float) -> float:
+    """A metav1.Duration ("30s", "1m0s", "500ms") or a number of seconds."""
+    if isinstance(value, bool):
+        raise QuantityError(f"{value!r} is not a duration")
+    if isinstance(value, int | float):
+        return float(value)
+    text = value.strip()
+    if text in ("0", "-0", "+0"):
+        return 0.0
+    sign = -1.0 if text.startswith("-") else 1.0
+    body = text.lstrip("+-")
+    pos, total = 0, 0.0
+    for match in _DURATION_PART.finditer(body):
+        if match.start() != pos:
+            break
+        total += float(match[1]) * _UNITS[match[2]]
+        pos = match.end()
+    if pos != len(body) or not body:
+        raise QuantityError(f"{value!r} is not a duration (e.g. '30s', '1m30s', '500ms')")
+    return sign * total

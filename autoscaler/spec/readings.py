@@ -1,0 +1,159 @@
+"""Metric readings in the shapes of the Kubernetes metrics APIs, into the core's reading types.
+
+One entry per spec metric, in order:
+- `{"error": "..."}` for a metric that could not be read;
+- Resource / ContainerResource: a metrics.k8s.io PodMetricsList (`items` of PodMetrics);
+- Pods: a custom.metrics.k8s.io MetricValueList (`items` with `describedObject.name` and `value`);
+- Object: one custom.metrics.k8s.io MetricValue (`value`, `timestamp`);
+- External: an external.metrics.k8s.io ExternalMetricValueList (`items` with `value`).
+A missing `timestamp` means `now`; a missing window means one minute (the metrics server's default).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from autoscaler.core import types as core
+from autoscaler.spec.quantity import QuantityError, duration_seconds, milli_value
+
+DEFAULT_WINDOW_SECONDS = 60.0  # metricServerDefaultMetricWindow
+
+
+def _quantity(value: str | int | float) -> str | int | float:
+    try:
+        milli_value(value)
+    except QuantityError as err:
+        raise ValueError(str(err)) from None
+    return value
+
+
+class _Item(BaseModel):
+    model_config = ConfigDict(extra="ignore", populate_by_name=True, frozen=True)
+
+
+class _Named(_Item):
+    name: str = ""
+
+
+class ContainerMetrics(_Item):
+    name: str
+    usage: dict[str, str | int | float] = Field(default_factory=dict)
+
+    @field_validator("usage")
+    @classmethod
+    def _usage(cls, value: dict[str, str | int | float]) -> dict[str, str | int | float]:
+        for quantity in value.values():
+            _quantity(quantity)
+        return value
+
+
+class PodMetrics(_Item):
+    metadata: _Named
+    timestamp: str | None = None
+    window: str | int | float | None = None
+    containers: list[ContainerMetrics] = Field(default_factory=list)
+
+
+class PodMetricsList(_Item):
+    kind: str | None = None
+    items: list[PodMetrics]
+
+
+class MetricValue(_Item):
+    described_object: _Named = Field(default_factory=_Named, alias="describedObject")
+    timestamp: str | None = None
+    window_seconds: int | None = Field(None, alias="windowSeconds")
+    value: str | int | float
+
+    _value = field_validator("value")(_quantity)
+
+
+class MetricValueList(_Item):
+    kind: str | None = None
+    items: list[MetricValue]
+
+
+class ExternalMetricValue(_Item):
+    timestamp: str | None = None
+    value: str | int | float
+
+    _value = field_validator("value")(_quantity)
+
+
+class ExternalMetricValueList(_Item):
+    kind: str | None = None
+    items: list[ExternalMetricValue]
+
+
+def _when(value: str | None, now: datetime) -> datetime:
+    from autoscaler.spec.snapshot import parse_time
+
+    return parse_time(value) if value else now
+
+
+def _window(value: str | int | float | None) -> float:
+    if value is None:
+        return DEFAULT_WINDOW_SECONDS
+    try:
+        return duration_seconds(value)
+    except QuantityError as err:
+        raise ValueError(f"window: {err}") from None
+
+
+def reading_to_core(spec: core.MetricSpec, entry: dict[str, Any], *, now: datetime) -> core.MetricInput:
+    """One snapshot metric entry, read as the metric's type expects."""
+    if "error" in entry:
+        message = entry["error"]
+        if not isinstance(message, str) or not message:
+            raise ValueError("error: must be a non-empty string")
+        return core.MetricFailure(message)
+    match spec.type:
+        case core.MetricSourceType.RESOURCE | core.MetricSourceType.CONTAINER_RESOURCE:
+            pod_list = PodMetricsList.model_validate(entry)
+            return core.ResourceReading(
+                pods=tuple(
+                    core.PodUsage(
+                        pod=item.metadata.name,
+                        timestamp=_when(item.timestamp, now),
+                        window_seconds=_window(item.window),
+                        containers=tuple(
+                            core.ContainerUsage(c.name, {k: milli_value(v) for k, v in c.usage.items()})
+                            for c in item.containers
+                        ),
+                    )
+                    for item in pod_list.items
+                )
+            )
+        case core.MetricSourceType.PODS:
+            value_list = MetricValueList.model_validate(entry)
+            return core.PodsReading(
+                items=tuple(
+                    core.PodValue(
+                        pod=item.described_object.name,
+                        value=milli_value(item.value),
+                        timestamp=_when(item.timestamp, now),
+                        window_seconds=(
+                            float(item.window_seconds) if item.window_seconds is not None else DEFAULT_WINDOW_SECONDS
+                        ),
+                    )
+                    for item in value_list.items
+                )
+            )
+        case core.MetricSourceType.OBJECT:
+            if "items" in entry:
+                items = entry["items"]
+                if not isinstance(items, list) or len(items) != 1:
+                    raise ValueError("items: an Object metric reads exactly one MetricValue")
+                entry = items[0]
+            value = MetricValue.model_validate(entry)
+            return core.ObjectReading(milli_value(value.value), _when(value.timestamp, now))
+        case core.MetricSourceType.EXTERNAL:
+            external = ExternalMetricValueList.model_validate(entry)
+            first = external.items[0].timestamp if external.items else None
+            return core.ExternalReading(
+                values=tuple(milli_value(item.value) for item in external.items), timestamp=_when(first, now)
+            )
+    raise ValueError(f"unknown metric type {spec.type}")  # pragma: no cover

@@ -1,0 +1,243 @@
+"""Decisions as JSON (the output of `autoscaler replay`, documented field by field in docs/snapshot.md).
+
+The behaviour state is written in the snapshot's own input format, so a decision's `behaviorState` can be
+fed to the next snapshot; metric statuses are written in the autoscaling/v2 MetricStatus shape.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+from typing import Any
+
+from autoscaler.core.behavior import Limits, Stabilization
+from autoscaler.core.decision import Decision
+from autoscaler.core.metric import MetricResult, MetricStatus
+from autoscaler.core.types import BehaviorState, LabelSelector, MetricSourceType, MetricSpec, Recommendation
+from autoscaler.spec.quantity import format_milli
+
+FORMAT_VERSION = "autoscaler.dev/decision/v1"
+
+
+def format_time(value: datetime | None) -> str | None:
+    """RFC 3339 in UTC, with fractional seconds only when there are any."""
+    if value is None:
+        return None
+    value = value.astimezone(UTC)
+    text = value.strftime("%Y-%m-%dT%H:%M:%S")
+    if value.microsecond:
+        text += f".{value.microsecond:06d}".rstrip("0")
+    return text + "Z"
+
+
+def _float(value: float | None) -> float | str | None:
+    if value is None:
+        return None
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
+    return value
+
+
+def _selector(selector: LabelSelector | None) -> dict[str, Any] | None:
+    if selector is None:
+        return None
+    out: dict[str, Any] = {}
+    if selector.match_labels:
+        out["matchLabels"] = dict(selector.match_labels)
+    if selector.match_expressions:
+        out["matchExpressions"] = [
+            {"key": r.key, "operator": r.operator, "values": list(r.values)} for r in selector.match_expressions
+        ]
+    return out
+
+
+def _identifier(spec: MetricSpec) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": spec.metric_name}
+    if spec.metric_selector is not None:
+        out["selector"] = _selector(spec.metric_selector)
+    return out
+
+
+def _current(status: MetricStatus) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if status.value is not None:
+        out["value"] = format_milli(status.value)
+    if status.average_value is not None:
+        out["averageValue"] = format_milli(status.average_value)
+    if status.average_utilization is not None:
+        out["averageUtilization"] = status.average_utilization
+    return out
+
+
+def metric_status(status: MetricStatus | None) -> dict[str, Any]:
+    """An autoscaling/v2 MetricStatus; a metric that failed is `{"type": ""}`, as the HPA leaves it."""
+    if status is None:
+        return {"type": ""}
+    spec, current = status.spec, _current(status)
+    match spec.type:
+        case MetricSourceType.RESOURCE:
+            return {"type": "Resource", "resource": {"name": spec.resource_name, "current": current}}
+        case MetricSourceType.CONTAINER_RESOURCE:
+            return {
+                "type": "ContainerResource",
+                "containerResource": {"name": spec.resource_name, "container": spec.container, "current": current},
+            }
+        case MetricSourceType.PODS:
+            return {"type": "Pods", "pods": {"metric": _identifier(spec), "current": current}}
+        case MetricSourceType.OBJECT:
+            ref = spec.described_object
+            described = {"kind": ref.kind, "name": ref.name, "apiVersion": ref.api_version} if ref else {}
+            return {
+                "type": "Object",
+                "object": {"describedObject": described, "metric": _identifier(spec), "current": current},
+            }
+    return {"type": "External", "external": {"metric": _identifier(spec), "current": current}}
+
+
+def _milli_current(status: MetricStatus | None) -> dict[str, Any] | None:
+    if status is None:
+        return None
+    out = _current(status)
+    if status.value is not None:
+        out["valueMilli"] = status.value
+    if status.average_value is not None:
+        out["averageValueMilli"] = status.average_value
+    return out
+
+
+def metric_result(result: MetricResult) -> dict[str, Any]:
+    calc = result.calculation
+    pods = calc.pods if calc else None
+    return {
+        "index": result.index,
+        "type": str(result.spec.type),
+        "name": result.name,
+        "proposedReplicas": result.proposed_replicas,
+        "error": result.error,
+        "errorReason": result.error_reason or None,
+        "current": _milli_current(result.status),
+        "usageRatio": _float(calc.usage_ratio) if calc else None,
+        "rebalancedUsageRatio": _float(calc.rebalanced_usage_ratio) if calc else None,
+        "withinTolerance": calc.within_tolerance if calc else None,
+        "tolerance": {"scaleDown": result.tolerances.scale_down, "scaleUp": result.tolerances.scale_up},
+        "readyPodCount": calc.ready_pod_count if calc else None,
+        "pods": (
+            {
+                "ready": list(pods.ready),
+                "unready": list(pods.unready),
+                "missing": list(pods.missing),
+                "ignored": list(pods.ignored),
+            }
+            if pods
+            else None
+        ),
+        "explanation": calc.note if calc else None,
+    }
+
+
+def _recommendations(items: tuple[Recommendation, ...]) -> list[dict[str, Any]]:
+    return [{"replicas": r.replicas, "timestamp": format_time(r.timestamp)} for r in items]
+
+
+def _stabilization(stab: Stabilization | None) -> dict[str, Any] | None:
+    if stab is None:
+        return None
+    return {
+        "proposal": stab.proposal,
+        "stabilized": stab.stabilized,
+        "scaleUpWindowSeconds": stab.scale_up_window_seconds,
+        "scaleDownWindowSeconds": stab.scale_down_window_seconds,
+        "scaleUpWindow": _recommendations(stab.scale_up_window),
+        "scaleDownWindow": _recommendations(stab.scale_down_window),
+        "reason": stab.reason,
+        "message": stab.message,
+    }
+
+
+def _limits(limits: Limits | None) -> dict[str, Any] | None:
+    if limits is None:
+        return None
+    return {
+        "desired": limits.desired,
+        "clipped": limits.clipped,
+        "reason": limits.reason,
+        "message": limits.message,
+        "minAllowed": limits.min_allowed,
+        "maxAllowed": limits.max_allowed,
+        "selectPolicy": str(limits.select_policy) if limits.select_policy else None,
+        "policies": [
+            {
+                "type": str(p.type),
+                "value": p.value,
+                "periodSeconds": p.period_seconds,
+                "periodStartReplicas": p.period_start_replicas,
+                "limit": p.limit,
+            }
+            for p in limits.policies
+        ],
+    }
+
+
+def behavior_state(state: BehaviorState) -> dict[str, Any]:
+    def events(items: tuple[Any, ...]) -> list[dict[str, Any]]:
+        return [
+            {"replicaChange": e.replica_change, "timestamp": format_time(e.timestamp), "outdated": e.outdated}
+            for e in items
+        ]
+
+    return {
+        "recommendations": _recommendations(state.recommendations) if state.recommendations is not None else None,
+        "scaleUpEvents": events(state.scale_up_events),
+        "scaleDownEvents": events(state.scale_down_events),
+    }
+
+
+def decision(
+    result: Decision, *, now: datetime, name: str = "", namespace: str = "", source: str = ""
+) -> dict[str, Any]:
+    """The whole decision as a JSON-ready dict."""
+    status = result.status
+    limited = result.limits.reason if result.limits and result.limits.clipped else None
+    return {
+        "formatVersion": FORMAT_VERSION,
+        "snapshot": source or None,
+        "autoscaler": {"name": name, "namespace": namespace},
+        "now": format_time(now),
+        "currentReplicas": result.current_replicas,
+        "desiredReplicas": result.desired_replicas,
+        "rescale": result.rescale,
+        "rescaleReason": result.rescale_reason or None,
+        "summary": result.summary,
+        "error": result.error,
+        "minReplicas": result.min_replicas,
+        "maxReplicas": result.max_replicas,
+        "metricProposal": result.metric_proposal,
+        "proposingMetric": result.proposing_metric or None,
+        "invalidMetrics": result.invalid_metrics,
+        "limitedBy": limited,
+        "metrics": [metric_result(m) for m in result.metrics],
+        "stabilization": _stabilization(result.stabilization),
+        "limits": _limits(result.limits),
+        "conditions": [
+            {
+                "type": c.type,
+                "status": c.status,
+                "reason": c.reason,
+                "message": c.message,
+                "lastTransitionTime": format_time(c.last_transition_time),
+            }
+            for c in result.conditions
+        ],
+        "events": [{"type": e.type, "reason": e.reason, "message": e.message} for e in result.events],
+        "status": {
+            "currentReplicas": status.current_replicas,
+            "desiredReplicas": status.desired_replicas,
+            "lastScaleTime": format_time(status.last_scale_time),
+            "currentMetrics": (
+                [metric_status(s) for s in status.current_metrics] if status.current_metrics is not None else None
+            ),
+        },
+        "behaviorState": behavior_state(result.state),
+    }
