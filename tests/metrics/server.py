@@ -1,0 +1,91 @@
+"""A real Prometheus server for the tests: started on 127.0.0.1 with a temporary TSDB, stopped after.
+
+The binary comes from `.tools/prometheus/usr/bin` (scripts/install-prometheus.sh) or the PATH. Data is
+pushed by remote write (the receiver is on; the out-of-order window lets tests write any recent time).
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+CONFIG = """\
+global:
+  scrape_interval: 1h
+storage:
+  tsdb:
+    out_of_order_time_window: 30d
+"""
+
+
+def find_binary() -> str | None:
+    """The prometheus binary: the project's tools directory first, then the PATH."""
+    local = REPO / ".tools" / "prometheus" / "usr" / "bin" / "prometheus"
+    if local.is_file():
+        return str(local)
+    return shutil.which("prometheus")
+
+
+def free_port() -> int:
+    """A port nobody listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class PrometheusServer:
+    """A running server and how to reach it."""
+
+    process: subprocess.Popen[bytes]
+    url: str
+    log_path: Path
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def start(binary: str, workdir: Path, *, deadline_seconds: float = 30.0) -> PrometheusServer:
+    """Start Prometheus and wait, polling with a deadline, until /-/ready answers 200."""
+    config = workdir / "prometheus.yml"
+    config.write_text(CONFIG)
+    port = free_port()
+    log_path = workdir / "prometheus.log"
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(
+            [
+                binary,
+                f"--config.file={config}",
+                f"--web.listen-address=127.0.0.1:{port}",
+                f"--storage.tsdb.path={workdir / 'tsdb'}",
+                "--web.enable-remote-write-receiver",
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    server = PrometheusServer(process=process, url=f"http://127.0.0.1:{port}", log_path=log_path)
+    deadline = time.monotonic() + deadline_seconds
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"prometheus exited with {process.returncode}: {log_path.read_text()[-2000:]}")
+        try:
+            with urllib.request.urlopen(f"{server.url}/-/ready", timeout=1) as response:
+                if response.status == 200:
+                    return server
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            pass
+        time.sleep(0.02)  # polling interval, not a wait for time to pass
+    server.stop()
+    raise RuntimeError(f"prometheus not ready within {deadline_seconds} s: {log_path.read_text()[-2000:]}")
