@@ -21,6 +21,7 @@ from typing import Any
 import requests
 import structlog
 import tenacity
+import urllib3
 from prometheus_api_client import PrometheusConnect
 from prometheus_api_client.exceptions import PrometheusApiClientException
 from requests.adapters import HTTPAdapter
@@ -183,6 +184,8 @@ class PrometheusClient:
         except requests.Timeout as err:
             raise TransientError(f"no answer within {timeout:g} s") from err
         except requests.ConnectionError as err:
+            if _timed_out(err):  # with urllib3's retry off, a read timeout arrives as a ConnectionError
+                raise TransientError(f"no answer within {timeout:g} s") from err
             raise TransientError(f"unreachable ({_reason(err)})") from err
         except requests.RequestException as err:
             raise TransientError(f"request failed ({type(err).__name__})") from err
@@ -199,6 +202,14 @@ def _wait(state: tenacity.RetryCallState) -> float:
     error = state.outcome.exception() if state.outcome is not None else None
     retry_after = error.retry_after_seconds if isinstance(error, TransientError) else None
     return float(max(backoff, retry_after or 0.0))
+
+
+def _timed_out(err: requests.ConnectionError) -> bool:
+    """Whether a connection error wraps urllib3's read or connect timeout."""
+    reason = getattr(err.args[0], "reason", None) if err.args else None
+    if isinstance(reason, urllib3.exceptions.NewConnectionError):  # a subclass of ConnectTimeoutError
+        return False
+    return isinstance(reason, TimeoutError | urllib3.exceptions.TimeoutError)
 
 
 def _reason(err: Exception) -> str:

@@ -25,7 +25,8 @@ from tests.metrics.helpers import context, pod, request, spec
 from tests.metrics.server import PrometheusServer
 
 NS = "readings"
-R, P, O, E = (MetricSourceType.RESOURCE, MetricSourceType.PODS, MetricSourceType.OBJECT, MetricSourceType.EXTERNAL)
+RES, PODS = MetricSourceType.RESOURCE, MetricSourceType.PODS
+OBJ, EXT = MetricSourceType.OBJECT, MetricSourceType.EXTERNAL
 U, V, AV = MetricTargetType.UTILIZATION, MetricTargetType.VALUE, MetricTargetType.AVERAGE_VALUE
 
 
@@ -94,7 +95,9 @@ def reader(prometheus: PrometheusServer, make_reader: Callable[..., MetricsReade
     )
 
 
-@pytest.mark.parametrize("metric_type", [R, MetricSourceType.CONTAINER_RESOURCE], ids=["Resource", "ContainerResource"])
+@pytest.mark.parametrize(
+    "metric_type", [RES, MetricSourceType.CONTAINER_RESOURCE], ids=["Resource", "ContainerResource"]
+)
 @pytest.mark.parametrize("target", [U, AV], ids=["Utilization", "AverageValue"])
 def test_cpu_per_container_rates(
     reader: MetricsReader, data: datetime, metric_type: MetricSourceType, target: MetricTargetType
@@ -115,7 +118,7 @@ def test_cpu_per_container_rates(
 def test_memory_working_set(reader: MetricsReader, data: datetime) -> None:
     """Memory is bytes in milli-units, rounded up like Quantity.MilliValue; the timestamp is the sample's."""
     ctx = context(NS, data, pod("web-1", "app"), pod("web-2", "app"))
-    reading = reader.read_one(request(spec(R, AV, resource="memory"), ctx))
+    reading = reader.read_one(request(spec(RES, AV, resource="memory"), ctx))
     stamp = data - timedelta(seconds=5)
     assert reading == ResourceReading(
         pods=(
@@ -127,7 +130,7 @@ def test_memory_working_set(reader: MetricsReader, data: datetime) -> None:
 
 def test_pods_default_template(reader: MetricsReader, data: datetime) -> None:
     ctx = context(NS, data, pod("web-1"), pod("web-2"))
-    reading = reader.read_one(request(spec(P, AV, metric="http_requests_per_second"), ctx))
+    reading = reader.read_one(request(spec(PODS, AV, metric="http_requests_per_second"), ctx))
     stamp = data - timedelta(seconds=10)
     assert reading == PodsReading((PodValue("web-1", 12500, stamp, 60.0), PodValue("web-2", 7250, stamp, 60.0)))
 
@@ -135,7 +138,7 @@ def test_pods_default_template(reader: MetricsReader, data: datetime) -> None:
 def test_pods_named_template(reader: MetricsReader, data: datetime) -> None:
     """A settings template with a rate: 5xx excluded; the freshness selector gives the sample times."""
     ctx = context(NS, data, pod("web-1"), pod("web-2"))
-    reading = reader.read_one(request(spec(P, AV, metric="http_requests"), ctx, {"template": "http-rate"}))
+    reading = reader.read_one(request(spec(PODS, AV, metric="http_requests"), ctx, {"template": "http-rate"}))
     assert reading == PodsReading((PodValue("web-1", 3000, data, 60.0), PodValue("web-2", 2000, data, 60.0)))
 
 
@@ -143,7 +146,7 @@ def test_pods_raw_query(reader: MetricsReader, data: datetime) -> None:
     """A raw query (KEDA style) with a placeholder; without freshness its times are the evaluation time."""
     ctx = context(NS, data, pod("web-1"), pod("web-2"))
     query = 'sum by (namespace, pod) (rate(http_requests_total{namespace="${namespace}"}[1m]))'
-    reading = reader.read_one(request(spec(P, AV, metric="rps"), ctx, {"query": query, "windowSeconds": 30}))
+    reading = reader.read_one(request(spec(PODS, AV, metric="rps"), ctx, {"query": query, "windowSeconds": 30}))
     assert reading == PodsReading((PodValue("web-1", 4000, data, 30.0), PodValue("web-2", 2000, data, 30.0)))
 
 
@@ -151,7 +154,7 @@ def test_pods_raw_query(reader: MetricsReader, data: datetime) -> None:
 def test_object_ingress(reader: MetricsReader, data: datetime, target: MetricTargetType) -> None:
     """The described object is matched by its kind's label; the default template is a plain selector."""
     ctx = context(NS, data, pod("web-1"))
-    metric = spec(O, target, metric="ingress_requests_per_second", described=ObjectReference("Ingress", "main"))
+    metric = spec(OBJ, target, metric="ingress_requests_per_second", described=ObjectReference("Ingress", "main"))
     reading = reader.read_one(request(metric, ctx))
     assert reading == ObjectReading(value=42500, timestamp=data - timedelta(seconds=10))
 
@@ -159,7 +162,7 @@ def test_object_ingress(reader: MetricsReader, data: datetime, target: MetricTar
 @pytest.mark.parametrize("target", [V, AV], ids=["Value", "AverageValue"])
 def test_external_queue_depth(reader: MetricsReader, data: datetime, target: MetricTargetType) -> None:
     ctx = context(NS, data, pod("web-1"))
-    metric = spec(E, target, metric="rabbitmq_queue_messages_ready", selector={"queue": "orders"})
+    metric = spec(EXT, target, metric="rabbitmq_queue_messages_ready", selector={"queue": "orders"})
     reading = reader.read_one(request(metric, ctx))
     assert reading == ExternalReading(values=(1234000,), timestamp=data - timedelta(seconds=20))
 
@@ -167,7 +170,7 @@ def test_external_queue_depth(reader: MetricsReader, data: datetime, target: Met
 def test_external_sum_series(reader: MetricsReader, data: datetime) -> None:
     """Kafka lag per partition: two series, accepted because the binding asks to sum them."""
     ctx = context(NS, data, pod("web-1"))
-    metric = spec(E, AV, metric="kafka_consumergroup_lag", selector={"consumergroup": "billing"})
+    metric = spec(EXT, AV, metric="kafka_consumergroup_lag", selector={"consumergroup": "billing"})
     reading = reader.read_one(request(metric, ctx, {"sumSeries": True}))
     assert reading == ExternalReading(values=(5000, 7000), timestamp=data - timedelta(seconds=30))
 
@@ -175,7 +178,7 @@ def test_external_sum_series(reader: MetricsReader, data: datetime) -> None:
 def test_external_raw_aggregate(reader: MetricsReader, data: datetime) -> None:
     ctx = context(NS, data, pod("web-1"))
     query = 'sum(kafka_consumergroup_lag{consumergroup="billing"})'
-    reading = reader.read_one(request(spec(E, V, metric="lag"), ctx, {"query": query}))
+    reading = reader.read_one(request(spec(EXT, V, metric="lag"), ctx, {"query": query}))
     assert reading == ExternalReading(values=(12000,), timestamp=data)
 
 
@@ -185,6 +188,6 @@ def test_scalar_business_metric(reader: MetricsReader, data: datetime) -> None:
     query = 'scalar(sum(rate(shop_orders_total{shop="eu"}[1m])))'
     binding = {"query": query, "resultType": "scalar"}
     assert reader.read_one(
-        request(spec(O, V, metric="orders", described=ObjectReference("Service", "shop")), ctx, binding)
+        request(spec(OBJ, V, metric="orders", described=ObjectReference("Service", "shop")), ctx, binding)
     ) == ObjectReading(4500, data)
-    assert reader.read_one(request(spec(E, AV, metric="orders"), ctx, binding)) == ExternalReading((4500,), data)
+    assert reader.read_one(request(spec(EXT, AV, metric="orders"), ctx, binding)) == ExternalReading((4500,), data)

@@ -1,0 +1,264 @@
+"""What a real server does when things go wrong, and how each failure comes back typed, never as a number."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+import pytest
+
+from autoscaler.core.types import ExternalReading, MetricSourceType, ObjectReference, PodsReading, PodValue
+from autoscaler.metrics import (
+    MetricsError,
+    MetricsReader,
+    NoDataError,
+    PermanentError,
+    StaleDataError,
+    TransientError,
+    UnsafeLabelValueError,
+)
+from tests.metrics.conftest import Push
+from tests.metrics.helpers import context, pod, request, spec
+from tests.metrics.proxy import Fault, Proxy
+from tests.metrics.server import PrometheusServer, free_port
+
+EXT, PODS, OBJ = MetricSourceType.EXTERNAL, MetricSourceType.PODS, MetricSourceType.OBJECT
+Reader = Callable[..., MetricsReader]
+
+
+def _queue(metric: str = "failures_queue_depth", **selector: str) -> object:
+    return spec(EXT, metric=metric, selector=selector or None)
+
+
+def _read_error(reader: MetricsReader, req: object) -> MetricsError:
+    """The outcome must be a typed error, not a reading."""
+    outcome = reader.read([req]).outcomes[0]  # type: ignore[list-item]
+    assert isinstance(outcome, MetricsError), f"expected an error, got the reading {outcome!r}"
+    return outcome
+
+
+def test_server_down(make_reader: Reader, base_time: datetime, sleeps: list[float]) -> None:
+    """Connection refused is transient, retried within the budget, then reported."""
+    reader = make_reader(f"http://127.0.0.1:{free_port()}")
+    error = _read_error(reader, request(_queue(), context("f", base_time)))
+    assert isinstance(error, TransientError)
+    assert "unreachable" in error.message and error.server == "main"
+    assert error.promql.startswith("(failures_queue_depth{}) or label_replace(")
+    assert len(sleeps) == 2  # three attempts in all
+
+
+def test_server_slow(proxy: Proxy, make_reader: Reader, base_time: datetime) -> None:
+    """A request slower than the timeout is abandoned at the timeout."""
+    proxy.faults.append(Fault(delay_seconds=5))
+    reader = make_reader(proxy.url, timeoutSeconds=0.3, retry={"maxAttempts": 1})
+    started = time.monotonic()
+    error = _read_error(reader, request(_queue(), context("f", base_time)))
+    assert isinstance(error, TransientError) and "no answer within 0.3 s" in error.message
+    assert time.monotonic() - started < 3
+
+
+def test_bad_query_is_permanent(proxy: Proxy, make_reader: Reader, base_time: datetime) -> None:
+    """Prometheus's 400 bad_data comes back with its errorType and text, and is not retried."""
+    reader = make_reader(proxy.url)
+    error = _read_error(reader, request(_queue(), context("f", base_time), {"query": "sum(rate(x[1m])"}))
+    assert isinstance(error, PermanentError) and error.error_type == "bad_data" and error.status == 400
+    assert "parse error" in error.message
+    assert len(proxy.queries()) == 1
+
+
+@pytest.mark.parametrize("status", [502, 503])
+def test_5xx_retried_then_answered(
+    proxy: Proxy, make_reader: Reader, push: Push, base_time: datetime, sleeps: list[float], status: int
+) -> None:
+    push({"__name__": "failures_retry", "q": str(status)}, [(base_time, 3)])
+    proxy.faults += [Fault(status=status, body=b"upstream busy"), Fault(status=status, body=b"upstream busy")]
+    reader = make_reader(proxy.url)
+    reading = reader.read_one(request(_queue("failures_retry", q=str(status)), context("f", base_time)))
+    assert reading == ExternalReading((3000,), base_time)
+    assert len(proxy.queries()) == 3 and len(sleeps) == 2
+
+
+def test_503_every_time(proxy: Proxy, make_reader: Reader, base_time: datetime) -> None:
+    proxy.faults += [Fault(status=503, body=b"no")] * 3
+    error = _read_error(make_reader(proxy.url), request(_queue(), context("f", base_time)))
+    assert isinstance(error, TransientError) and error.status == 503
+    assert len(proxy.queries()) == 3
+
+
+def test_429_honours_retry_after(
+    proxy: Proxy, make_reader: Reader, push: Push, base_time: datetime, sleeps: list[float]
+) -> None:
+    push({"__name__": "failures_throttled"}, [(base_time, 1)])
+    proxy.faults.append(Fault(status=429, headers={"Retry-After": "2"}, body=b"slow down"))
+    reader = make_reader(proxy.url)
+    reading = reader.read_one(request(_queue("failures_throttled"), context("f", base_time)))
+    assert reading == ExternalReading((1000,), base_time)
+    assert sleeps and sleeps[0] >= 2
+
+
+def test_429_retry_after_beyond_budget(
+    proxy: Proxy, make_reader: Reader, base_time: datetime, sleeps: list[float]
+) -> None:
+    """A Retry-After longer than the budget (a third of the sync period) ends the tick's attempts at once."""
+    proxy.faults.append(Fault(status=429, headers={"Retry-After": "60"}))
+    error = _read_error(make_reader(proxy.url), request(_queue(), context("f", base_time)))
+    assert isinstance(error, TransientError) and error.retry_after_seconds == 60
+    assert sleeps == [] and len(proxy.queries()) == 1
+
+
+def test_empty_is_no_data(prometheus: PrometheusServer, make_reader: Reader, base_time: datetime) -> None:
+    reader = make_reader(prometheus.url)
+    error = _read_error(reader, request(_queue("failures_nothing_here"), context("f", base_time)))
+    assert isinstance(error, NoDataError) and error.reason == "empty"
+    assert error.metric == "failures_nothing_here"
+
+
+def test_empty_as_zero_is_opt_in(prometheus: PrometheusServer, make_reader: Reader, base_time: datetime) -> None:
+    reader = make_reader(prometheus.url)
+    req = request(_queue("failures_nothing_here"), context("f", base_time), {"emptyAsZero": True})
+    assert reader.read_one(req) == ExternalReading((0,), base_time)
+    pods_req = request(
+        spec(PODS, metric="failures_nothing_here"), context("f", base_time, pod("a")), {"emptyAsZero": True}
+    )
+    assert reader.read_one(pods_req) == PodsReading((PodValue("a", 0, base_time, 60.0),))
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"), [(math.nan, "nan"), (math.inf, "+inf"), (-math.inf, "-inf")], ids=["NaN", "+Inf", "-Inf"]
+)
+@pytest.mark.parametrize("empty_as_zero", [False, True], ids=["strict", "emptyAsZero"])
+def test_nan_and_infinities_are_no_data(
+    prometheus: PrometheusServer,
+    make_reader: Reader,
+    push: Push,
+    base_time: datetime,
+    value: float,
+    reason: str,
+    empty_as_zero: bool,
+) -> None:
+    """NaN and infinities are never numbers, whatever emptyAsZero says; for one pod too."""
+    push({"__name__": "failures_odd", "v": reason}, [(base_time, value)])
+    push({"__name__": "failures_odd_pods", "namespace": "f", "pod": "a", "v": reason}, [(base_time, value)])
+    push({"__name__": "failures_odd_pods", "namespace": "f", "pod": "b", "v": reason}, [(base_time, 1)])
+    reader = make_reader(prometheus.url)
+    binding = {"emptyAsZero": empty_as_zero}
+    error = _read_error(reader, request(_queue("failures_odd", v=reason), context("f", base_time), binding))
+    assert isinstance(error, NoDataError) and error.reason == reason
+    pods_spec = spec(PODS, metric="failures_odd_pods", selector={"v": reason})
+    error = _read_error(reader, request(pods_spec, context("f", base_time, pod("a"), pod("b")), binding))
+    assert isinstance(error, NoDataError) and error.reason == reason
+
+
+def test_two_series_where_one_expected(
+    prometheus: PrometheusServer, make_reader: Reader, push: Push, base_time: datetime
+) -> None:
+    push(
+        {"__name__": "failures_two", "namespace": "f", "ingress": "x", "path": "/a"},
+        [(base_time, 1)],
+        {"__name__": "failures_two", "namespace": "f", "ingress": "x", "path": "/b"},
+        [(base_time, 2)],
+    )
+    reader = make_reader(prometheus.url)
+    for metric in (_queue("failures_two"), spec(OBJ, metric="failures_two", described=ObjectReference("Ingress", "x"))):
+        error = _read_error(reader, request(metric, context("f", base_time)))
+        assert isinstance(error, PermanentError) and error.error_type == "too_many_series"
+        assert "failures_two" in str(error)  # the error names the query
+
+
+def test_stale_sample(prometheus: PrometheusServer, make_reader: Reader, push: Push, base_time: datetime) -> None:
+    """A sample inside Prometheus's lookback but older than the budget is an error, with its age."""
+    push({"__name__": "failures_stale"}, [(base_time - timedelta(seconds=200), 5)])
+    reader = make_reader(prometheus.url)
+    error = _read_error(reader, request(_queue("failures_stale"), context("f", base_time), {"stalenessSeconds": 60}))
+    assert isinstance(error, StaleDataError) and error.age_seconds == pytest.approx(200)
+    # The default budget is twice the sync period plus 60 s: 200 s old is fine with a 90 s sync period.
+    ctx = context("f", base_time, sync_period_seconds=90)
+    assert reader.read_one(request(_queue("failures_stale"), ctx)) == ExternalReading(
+        (5000,), base_time - timedelta(seconds=200)
+    )
+
+
+def test_stale_pods(prometheus: PrometheusServer, make_reader: Reader, push: Push, base_time: datetime) -> None:
+    """A pod whose samples are stale reads as missing; when every pod is stale the metric fails."""
+    old = base_time - timedelta(seconds=150)
+    push(
+        {"__name__": "failures_stale_pods", "namespace": "f", "pod": "fresh"},
+        [(base_time, 4)],
+        {"__name__": "failures_stale_pods", "namespace": "f", "pod": "old"},
+        [(old, 9)],
+    )
+    reader = make_reader(prometheus.url)
+    metric = spec(PODS, metric="failures_stale_pods")
+    ctx = context("f", base_time, pod("fresh"), pod("old"))
+    assert reader.read_one(request(metric, ctx)) == PodsReading((PodValue("fresh", 4000, base_time, 60.0),))
+    error = _read_error(reader, request(metric, context("f", base_time, pod("old"))))
+    assert isinstance(error, StaleDataError)
+
+
+def test_past_lookback_is_no_data(
+    prometheus: PrometheusServer, make_reader: Reader, push: Push, base_time: datetime
+) -> None:
+    push({"__name__": "failures_gone"}, [(base_time - timedelta(minutes=6), 5)])
+    error = _read_error(make_reader(prometheus.url), request(_queue("failures_gone"), context("f", base_time)))
+    assert isinstance(error, NoDataError) and error.reason == "empty"
+
+
+def test_label_values_are_escaped(proxy: Proxy, make_reader: Reader, push: Push, base_time: datetime) -> None:
+    """Quotes, backslashes and newlines in a selector select exactly the series that carries them."""
+    weird = 'we"ird\\queue\nname'
+    push(
+        {"__name__": "failures_weird", "queue": weird},
+        [(base_time, 7)],
+        {"__name__": "failures_weird", "queue": "we"},
+        [(base_time, 100)],
+        {"__name__": "failures_weird", "queue": "a.b"},
+        [(base_time, 9)],
+        {"__name__": "failures_weird", "queue": "axb"},
+        [(base_time, 1000)],
+    )
+    reader = make_reader(proxy.url)
+    assert reader.read_one(request(_queue("failures_weird", queue=weird), context("f", base_time))) == ExternalReading(
+        (7000,), base_time
+    )
+    assert 'queue="we\\"ird\\\\queue\\nname"' in proxy.queries()[-1]
+    # Regex operators (In) match literally: "a.b" must not match "axb".
+    from autoscaler.core.types import LabelSelector, LabelSelectorRequirement
+
+    metric = spec(EXT, metric="failures_weird")
+    metric = type(metric)(
+        type=metric.type,
+        target=metric.target,
+        metric_name=metric.metric_name,
+        metric_selector=LabelSelector(match_expressions=(LabelSelectorRequirement("queue", "In", ("a.b",)),)),
+    )
+    assert reader.read_one(request(metric, context("f", base_time))) == ExternalReading((9000,), base_time)
+
+
+def test_unsafe_values_are_refused(proxy: Proxy, make_reader: Reader, base_time: datetime) -> None:
+    """What PromQL cannot quote safely is refused before anything is sent."""
+    reader = make_reader(proxy.url)
+    for bad in (_queue(queue="bell\x07"), _queue(**{"app.kubernetes.io/name": "x"}), _queue("not-a-metric")):
+        error = _read_error(reader, request(bad, context("f", base_time)))
+        assert isinstance(error, UnsafeLabelValueError)
+    assert proxy.queries() == []
+
+
+def test_matrix_result_is_refused(
+    prometheus: PrometheusServer, make_reader: Reader, push: Push, base_time: datetime
+) -> None:
+    push({"__name__": "failures_matrix"}, [(base_time, 1)])
+    error = _read_error(
+        make_reader(prometheus.url), request(_queue(), context("f", base_time), {"query": "failures_matrix[1m]"})
+    )
+    assert isinstance(error, PermanentError) and error.error_type == "unexpected_result_type"
+
+
+def test_error_body_not_json(proxy: Proxy, make_reader: Reader, base_time: datetime) -> None:
+    proxy.faults.append(
+        Fault(status=422, body=json.dumps({"status": "error", "errorType": "execution", "error": "boom"}).encode())
+    )
+    error = _read_error(make_reader(proxy.url), request(_queue(), context("f", base_time)))
+    assert isinstance(error, PermanentError) and error.error_type == "execution" and "boom" in error.message
