@@ -41,7 +41,8 @@ def _read(path: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as err:
-        raise SpecError([("", f"not valid JSON: {err.msg} at line {err.lineno} column {err.colno}")]) from None
+        problem = f"not valid JSON: {err.msg} at line {err.lineno} column {err.colno}"
+        raise SpecError([("", problem)], source=path) from None
 
 
 def replay_file(path: str) -> dict[str, Any]:

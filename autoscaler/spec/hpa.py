@@ -8,24 +8,13 @@ of `behavior` from GenerateHPAScaleUpRules / GenerateHPAScaleDownRules.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from autoscaler.core import types as core
-from autoscaler.spec.quantity import QuantityError, approximate_float, milli_value, quantity_text
-
-QuantityText = Annotated[str | int | float, Field(description="A Kubernetes quantity: '250m', '1.5', '2Gi'.")]
-
-
-def _check_quantity(value: str | int | float | None) -> str | int | float | None:
-    if value is None:
-        return None
-    try:
-        milli_value(value)
-    except QuantityError as err:
-        raise ValueError(str(err)) from None
-    return value
+from autoscaler.spec.fields import Quantity
+from autoscaler.spec.quantity import approximate_float, milli_value, quantity_text
 
 
 class _Model(BaseModel):
@@ -53,15 +42,13 @@ class LabelSelector(_Model):
 
 class MetricTarget(_Model):
     type: Literal["Utilization", "Value", "AverageValue"] = Field(description="What the target measures.")
-    value: QuantityText | None = Field(None, description="Target value of the metric (Value).")
-    average_value: QuantityText | None = Field(
+    value: Quantity | None = Field(None, description="Target value of the metric (Value).")
+    average_value: Quantity | None = Field(
         None, alias="averageValue", description="Target value of the metric averaged over the pods."
     )
     average_utilization: int | None = Field(
         None, alias="averageUtilization", description="Target utilization in percent of the pods' requests."
     )
-
-    _quantities = field_validator("value", "average_value")(_check_quantity)
 
 
 class MetricIdentifier(_Model):
@@ -147,11 +134,9 @@ class ScalingRules(_Model):
         description="Which policy wins: the largest change, the smallest, or none.",
     )
     policies: list[ScalingPolicy] | None = Field(None, description="Rate limits on this direction.")
-    tolerance: QuantityText | None = Field(
+    tolerance: Quantity | None = Field(
         None, description="Usage-ratio tolerance for this direction (a quantity, e.g. '0.05')."
     )
-
-    _quantities = field_validator("tolerance")(_check_quantity)
 
 
 class Behavior(_Model):

@@ -14,20 +14,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from autoscaler.core import types as core
-from autoscaler.spec.quantity import QuantityError, duration_seconds, milli_value
+from autoscaler.spec.fields import Duration, Quantity, Time, parse_time
+from autoscaler.spec.quantity import duration_seconds, milli_value
 
 DEFAULT_WINDOW_SECONDS = 60.0  # metricServerDefaultMetricWindow
-
-
-def _quantity(value: str | int | float) -> str | int | float:
-    try:
-        milli_value(value)
-    except QuantityError as err:
-        raise ValueError(str(err)) from None
-    return value
 
 
 class _Item(BaseModel):
@@ -40,20 +33,13 @@ class _Named(_Item):
 
 class ContainerMetrics(_Item):
     name: str
-    usage: dict[str, str | int | float] = Field(default_factory=dict)
-
-    @field_validator("usage")
-    @classmethod
-    def _usage(cls, value: dict[str, str | int | float]) -> dict[str, str | int | float]:
-        for quantity in value.values():
-            _quantity(quantity)
-        return value
+    usage: dict[str, Quantity] = Field(default_factory=dict)
 
 
 class PodMetrics(_Item):
     metadata: _Named
-    timestamp: str | None = None
-    window: str | int | float | None = None
+    timestamp: Time | None = None
+    window: Duration | None = None
     containers: list[ContainerMetrics] = Field(default_factory=list)
 
 
@@ -64,11 +50,9 @@ class PodMetricsList(_Item):
 
 class MetricValue(_Item):
     described_object: _Named = Field(default_factory=_Named, alias="describedObject")
-    timestamp: str | None = None
+    timestamp: Time | None = None
     window_seconds: int | None = Field(None, alias="windowSeconds")
-    value: str | int | float
-
-    _value = field_validator("value")(_quantity)
+    value: Quantity
 
 
 class MetricValueList(_Item):
@@ -77,10 +61,8 @@ class MetricValueList(_Item):
 
 
 class ExternalMetricValue(_Item):
-    timestamp: str | None = None
-    value: str | int | float
-
-    _value = field_validator("value")(_quantity)
+    timestamp: Time | None = None
+    value: Quantity
 
 
 class ExternalMetricValueList(_Item):
@@ -89,18 +71,13 @@ class ExternalMetricValueList(_Item):
 
 
 def _when(value: str | None, now: datetime) -> datetime:
-    from autoscaler.spec.snapshot import parse_time
-
     return parse_time(value) if value else now
 
 
 def _window(value: str | int | float | None) -> float:
     if value is None:
         return DEFAULT_WINDOW_SECONDS
-    try:
-        return duration_seconds(value)
-    except QuantityError as err:
-        raise ValueError(f"window: {err}") from None
+    return duration_seconds(value)
 
 
 def reading_to_core(spec: core.MetricSpec, entry: dict[str, Any], *, now: datetime) -> core.MetricInput:

@@ -8,29 +8,17 @@ as Kubernetes clients do: fields the decision does not read are ignored, so real
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from autoscaler.core import types as core
 from autoscaler.spec.errors import SpecError
+from autoscaler.spec.fields import Quantity, Time, parse_time
 from autoscaler.spec.hpa import AutoscalerSpec, to_core
-from autoscaler.spec.quantity import QuantityError, duration_seconds, milli_value
-
-
-def parse_time(value: Any) -> datetime:
-    """An RFC 3339 time; a time without zone is UTC."""
-    if isinstance(value, datetime):
-        parsed = value
-    elif isinstance(value, str):
-        try:
-            parsed = datetime.fromisoformat(value.strip().replace("z", "Z"))
-        except ValueError:
-            raise ValueError(f"{value!r} is not an RFC 3339 time (e.g. 2026-01-02T15:04:05Z)") from None
-    else:
-        raise ValueError(f"{value!r} is not an RFC 3339 time string")
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+from autoscaler.spec.quantity import duration_seconds, milli_value
+from autoscaler.spec.readings import reading_to_core
 
 
 class _Strict(BaseModel):
@@ -78,21 +66,11 @@ class ObjectMeta(_Lenient):
     name: str = ""
     namespace: str = ""
     labels: dict[str, str] = Field(default_factory=dict)
-    deletion_timestamp: str | None = Field(None, alias="deletionTimestamp")
+    deletion_timestamp: Time | None = Field(None, alias="deletionTimestamp")
 
 
 class Resources(_Lenient):
-    requests: dict[str, str | int | float] = Field(default_factory=dict)
-
-    @field_validator("requests")
-    @classmethod
-    def _quantities(cls, value: dict[str, str | int | float]) -> dict[str, str | int | float]:
-        for name, quantity in value.items():
-            try:
-                milli_value(quantity)
-            except QuantityError as err:
-                raise ValueError(f"{name}: {err}") from None
-        return value
+    requests: dict[str, Quantity] = Field(default_factory=dict)
 
 
 class ContainerModel(_Lenient):
@@ -110,13 +88,13 @@ class PodSpecModel(_Lenient):
 class PodCondition(_Lenient):
     type: str
     status: str = ""
-    last_transition_time: str | None = Field(None, alias="lastTransitionTime")
+    last_transition_time: Time | None = Field(None, alias="lastTransitionTime")
 
 
 class PodStatusModel(_Lenient):
     phase: str = ""
     conditions: list[PodCondition] = Field(default_factory=list)
-    start_time: str | None = Field(None, alias="startTime")
+    start_time: Time | None = Field(None, alias="startTime")
 
 
 class PodModel(_Lenient):
@@ -172,12 +150,12 @@ class HPAConditionModel(_Lenient):
     status: str
     reason: str = ""
     message: str = ""
-    last_transition_time: str | None = Field(None, alias="lastTransitionTime")
+    last_transition_time: Time | None = Field(None, alias="lastTransitionTime")
 
 
 class HPAStatusModel(_Lenient):
     conditions: list[HPAConditionModel] = Field(default_factory=list)
-    last_scale_time: str | None = Field(None, alias="lastScaleTime")
+    last_scale_time: Time | None = Field(None, alias="lastScaleTime")
     desired_replicas: int | None = Field(None, alias="desiredReplicas")
 
 
@@ -192,12 +170,12 @@ class AutoscalerObject(_Lenient):
 
 class RecommendationModel(_Strict):
     replicas: int
-    timestamp: str
+    timestamp: Time
 
 
 class ScaleEventModel(_Strict):
     replica_change: int = Field(alias="replicaChange")
-    timestamp: str
+    timestamp: Time
     outdated: bool = False
 
 
@@ -226,7 +204,7 @@ class BehaviorStateModel(_Strict):
 class SnapshotModel(_Strict):
     api_version: str | None = Field(None, alias="apiVersion")
     kind: str | None = None
-    now: str = Field(description="The decision's clock reading (RFC 3339).")
+    now: Time = Field(description="The decision's clock reading (RFC 3339).")
     settings: SettingsModel = Field(default_factory=lambda: SettingsModel())
     autoscaler: AutoscalerObject
     scale: ScaleModel
@@ -292,7 +270,6 @@ def load_snapshot(data: Any, *, source: str = "") -> Snapshot:
     if now is None:
         raise SpecError(problems, source=source)
     spec = to_core(model.autoscaler.spec)
-    from autoscaler.spec.readings import reading_to_core  # the readings module needs `parse_time`
 
     metrics: list[core.MetricInput] = []
     if len(model.metrics) != len(spec.metrics):
