@@ -41,6 +41,9 @@ class Proxy:
         self.require: dict[str, str] = {}
         self.requests: list[Recorded] = []
         self.faults: list[Fault] = []
+        self.delay_seconds = 0.0  # added to every request, to measure concurrency
+        self.in_flight = 0
+        self.max_in_flight = 0
         self._lock = threading.Lock()
         self._release = threading.Event()
         proxy = self
@@ -95,6 +98,17 @@ class Proxy:
         with self._lock:
             self.requests.append(Recorded(handler.command, parts.path, params, dict(handler.headers.items())))
             fault = self.faults.pop(0) if self.faults else None
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            if self.delay_seconds:
+                self._release.wait(self.delay_seconds)
+            self._respond(handler, fault, body)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+
+    def _respond(self, handler: BaseHTTPRequestHandler, fault: Fault | None, body: bytes) -> None:
         for name, value in self.require.items():
             if handler.headers.get(name) != value:
                 self._answer(handler, 401, b"unauthorized", {})

@@ -1,0 +1,132 @@
+"""De-duplication and batching, asserted on the requests that reached the server: N targets in M
+namespaces sharing a template cost M requests per tick for that template, never N."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+from autoscaler.core.types import (
+    ContainerUsage,
+    ExternalReading,
+    MetricSourceType,
+    PodsReading,
+    PodUsage,
+    PodValue,
+    ResourceReading,
+)
+from autoscaler.metrics import MetricRequest, MetricsReader
+from tests.metrics.conftest import Push
+from tests.metrics.helpers import context, pod, request, spec
+from tests.metrics.proxy import Proxy
+
+NAMESPACES = ("batch-a", "batch-b", "batch-c")  # M = 3
+TARGETS_PER_NAMESPACE = 4  # N = 12
+PODS_PER_TARGET = 2
+
+
+def _write(push: Push, t: datetime) -> None:
+    series: list[object] = []
+    for namespace in NAMESPACES:
+        for target in range(TARGETS_PER_NAMESPACE):
+            for replica in range(PODS_PER_TARGET):
+                name = f"t{target}-{replica}"
+                rate = (target + 1) * 0.1 + replica * 0.01  # distinct per pod
+                points = [(t - timedelta(seconds=60 - 15 * i), 50 + rate * 15 * i) for i in range(5)]
+                series += [
+                    {
+                        "__name__": "container_cpu_usage_seconds_total",
+                        "namespace": namespace,
+                        "pod": name,
+                        "container": "app",
+                    },
+                    points,
+                    {"__name__": "batch_inflight_requests", "namespace": namespace, "pod": name},
+                    [(t, target * 10 + replica)],
+                ]
+    series += [{"__name__": "batch_queue_depth", "queue": "jobs"}, [(t, 99)]]
+    push(*series)
+
+
+def _requests(t: datetime) -> list[MetricRequest]:
+    """Three metrics per target: CPU (Resource), in-flight requests (Pods), a shared queue (External)."""
+    out = []
+    for namespace in NAMESPACES:
+        for target in range(TARGETS_PER_NAMESPACE):
+            pods = [pod(f"t{target}-{r}", "app") for r in range(PODS_PER_TARGET)]
+            ctx = context(namespace, t, *pods)
+            out += [
+                request(spec(MetricSourceType.RESOURCE, resource="cpu"), ctx),
+                request(spec(MetricSourceType.PODS, metric="batch_inflight_requests"), ctx),
+                request(spec(MetricSourceType.EXTERNAL, metric="batch_queue_depth", selector={"queue": "jobs"}), ctx),
+            ]
+    return out
+
+
+def test_one_query_per_namespace_per_template(
+    proxy: Proxy, make_reader: Callable[..., MetricsReader], push: Push, base_time: datetime
+) -> None:
+    t = base_time - timedelta(minutes=2)
+    _write(push, t)
+    reader = make_reader(proxy.url)
+    requests = _requests(t)
+    for tick in range(2):
+        now = t + timedelta(seconds=tick)  # a later tick asks again: nothing is cached across ticks
+        tick_requests = [request(r.spec, context(r.context.namespace, now, *r.context.pods), None) for r in requests]
+        proxy.clear()
+        result = reader.read(tick_requests)
+        per_template = Counter(
+            "cpu" if "container_cpu" in q else "pods" if "batch_inflight" in q else "external" for q in proxy.queries()
+        )
+        assert per_template == {"cpu": len(NAMESPACES), "pods": len(NAMESPACES), "external": 1}
+        assert result.queries_planned == len(requests) == 36
+        assert result.queries_sent == len(proxy.queries()) == 7
+        # Each target got exactly its own pods back, from the shared answers.
+        for index, outcome in enumerate(result.outcomes):
+            target = (index // 3) % TARGETS_PER_NAMESPACE
+            names = [f"t{target}-{r}" for r in range(PODS_PER_TARGET)]
+            if index % 3 == 0:
+                assert isinstance(outcome, ResourceReading)
+                expected = tuple(
+                    PodUsage(n, t, 60.0, (ContainerUsage("app", {"cpu": round((target + 1) * 100 + r * 10)}),))
+                    for r, n in enumerate(names)
+                )
+                assert outcome == ResourceReading(expected)
+            elif index % 3 == 1:
+                assert outcome == PodsReading(
+                    tuple(PodValue(n, (target * 10 + r) * 1000, t, 60.0) for r, n in enumerate(names))
+                )
+            else:
+                assert outcome == ExternalReading((99000,), t)
+
+
+def test_concurrency_is_bounded(proxy: Proxy, make_reader: Callable[..., MetricsReader], base_time: datetime) -> None:
+    """Distinct queries run in parallel, never more at once than maxConcurrentQueries."""
+    proxy.delay_seconds = 0.05
+    reader = make_reader(proxy.url, settings={"maxConcurrentQueries": 3})
+    ctx = context("batch-a", base_time)
+    requests = [request(spec(MetricSourceType.EXTERNAL, metric=f"batch_absent_{i}"), ctx) for i in range(9)]
+    result = reader.read(requests)
+    assert result.queries_sent == 9 and len(proxy.queries()) == 9
+    assert proxy.max_in_flight == 3
+
+
+def test_shared_failure_reaches_every_metric(
+    proxy: Proxy, make_reader: Callable[..., MetricsReader], base_time: datetime
+) -> None:
+    """One failing query fails every metric that needed it (each with its own error object), retried once
+    for all of them, not once per metric."""
+    from autoscaler.metrics import TransientError
+    from tests.metrics.proxy import Fault
+
+    proxy.faults += [Fault(status=503, body=b"busy")] * 3
+    reader = make_reader(proxy.url)
+    requests = [
+        request(spec(MetricSourceType.PODS, metric="batch_busy"), context("batch-a", base_time, pod("x"))),
+        request(spec(MetricSourceType.PODS, metric="batch_busy"), context("batch-a", base_time, pod("y"))),
+    ]
+    first, second = reader.read(requests).outcomes
+    assert isinstance(first, TransientError) and isinstance(second, TransientError)
+    assert first is not second and first.status == second.status == 503
+    assert len(proxy.queries()) == 3  # one query, three attempts
