@@ -1,0 +1,390 @@
+"""The pod lifecycle model: what the ReplicaSet and StatefulSet controllers and the kubelet would do.
+
+For every apps/v1 Deployment, StatefulSet and ReplicaSet it keeps `spec.replicas` pods owned by the
+workload (ownerReferences with controller: true), labelled and specified from its pod template. A new pod
+is Pending (scheduled, containers creating), Running after its start delay, and Ready after a further
+readiness delay; its conditions carry the exact transition times. Scale-down removes pods in the order the
+ReplicaSet controller prefers (unscheduled, then pending, then not ready, then most recently ready, then
+newest; a StatefulSet removes its highest ordinals). The workload's status follows its pods.
+
+Delays come from `set_delays()`, else the workload's annotations (`sim.autoscaler.dev/start-delay-seconds`,
+`sim.autoscaler.dev/ready-delay-seconds`), else the model's defaults; a pod keeps the delays it was born
+with. Time is the injected clock's: `tick()` moves pods along (tests call it after advancing a FakeClock;
+the standalone server calls it from a background thread). Writes go straight to the store, as a controller's
+would, and every change shows up in watches.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from autoscaler.sim.apiserver import errors
+from autoscaler.sim.apiserver.clock import Clock, parse_timestamp, timestamp
+from autoscaler.sim.apiserver.resources import Registry, ResourceType
+from autoscaler.sim.apiserver.store import Store, WatchEvent, clone
+from autoscaler.sim.apiserver.strategy import default_pod_spec, qos_class, random_suffix
+from autoscaler.sim.apiserver.workload_status import workload_status
+
+JSON = dict[str, Any]
+WorkloadKey = tuple[str, str, str]  # (plural, namespace, name)
+
+START_DELAY_ANNOTATION = "sim.autoscaler.dev/start-delay-seconds"
+READY_DELAY_ANNOTATION = "sim.autoscaler.dev/ready-delay-seconds"
+NODE_NAME = "emulated-node"
+_WORKLOAD_PLURALS = {"Deployment": "deployments", "StatefulSet": "statefulsets", "ReplicaSet": "replicasets"}
+
+
+@dataclass(frozen=True, slots=True)
+class Delays:
+    start_seconds: float
+    ready_seconds: float
+
+
+def _pod_status(pod: JSON, now: datetime, ip: str) -> JSON:
+    """The status a pod born at creationTimestamp with its annotated delays has at `now`."""
+    meta = pod["metadata"]
+    notes = meta.get("annotations") or {}
+    born = parse_timestamp(meta["creationTimestamp"])
+    started = born + timedelta(seconds=float(notes.get(START_DELAY_ANNOTATION, 0)))
+    ready_at = started + timedelta(seconds=float(notes.get(READY_DELAY_ANNOTATION, 0)))
+    running, ready = now >= started, now >= ready_at
+    names = [c.get("name", "") for c in pod["spec"].get("containers") or []]
+    unready = "" if ready else f"containers with unready status: [{' '.join(names)}]"
+
+    def condition(type_: str, ok: bool, since: datetime, reason: str = "") -> JSON:
+        out: JSON = {"type": type_, "status": "True" if ok else "False", "lastProbeTime": None,
+                     "lastTransitionTime": timestamp(since)}  # fmt: skip
+        if not ok and reason:
+            out["reason"], out["message"] = reason, unready
+        return out
+
+    containers = []
+    for container in pod["spec"].get("containers") or []:
+        state: JSON = (
+            {"running": {"startedAt": timestamp(started)}} if running else {"waiting": {"reason": "ContainerCreating"}}
+        )
+        containers.append({
+            "name": container.get("name", ""), "image": container.get("image", ""),
+            "imageID": "", "ready": ready, "started": running, "restartCount": 0, "state": state,
+        })  # fmt: skip
+    status: JSON = {
+        "phase": "Running" if running else "Pending",
+        "conditions": [
+            condition("PodReadyToStartContainers", running, started if running else born),
+            condition("Initialized", True, born),
+            condition("Ready", ready, ready_at if ready else born, "ContainersNotReady"),
+            condition("ContainersReady", ready, ready_at if ready else born, "ContainersNotReady"),
+            condition("PodScheduled", True, born),
+        ],
+        "hostIP": "10.0.0.1",
+        "hostIPs": [{"ip": "10.0.0.1"}],
+        "startTime": timestamp(born),
+        "containerStatuses": containers,
+        "qosClass": (pod.get("status") or {}).get("qosClass", "BestEffort"),
+    }
+    if running:
+        status["podIP"], status["podIPs"] = ip, [{"ip": ip}]
+    return status
+
+
+def _deletion_rank(pod: JSON) -> tuple[Any, ...]:
+    """Sort key: pods that sort first are deleted first (controller.ActivePodsWithRanks, simplified)."""
+    status = pod.get("status") or {}
+    phase_rank = {"Pending": 0, "Unknown": 1, "Running": 2}.get(status.get("phase", ""), 0)
+    ready: JSON = next((c for c in status.get("conditions") or [] if c.get("type") == "Ready"), {})
+    is_ready = ready.get("status") == "True"
+    ready_since = ready.get("lastTransitionTime", "") if is_ready else ""
+    restarts = sum(int(c.get("restartCount", 0)) for c in status.get("containerStatuses") or [])
+    created = pod["metadata"].get("creationTimestamp", "")
+    return (
+        1 if (pod.get("spec") or {}).get("nodeName") else 0,
+        phase_rank,
+        1 if is_ready else 0,
+        _Desc(ready_since),
+        -restarts,
+        _Desc(created),
+        _Desc(pod["metadata"]["name"]),
+    )
+
+
+class _Desc:
+    """Orders strings in reverse (newest timestamps first)."""
+
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+    def __lt__(self, other: _Desc) -> bool:
+        return self.value > other.value
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Desc) and self.value == other.value
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _ordinal(name: str) -> int:
+    tail = name.rsplit("-", 1)[-1]
+    return int(tail) if tail.isdigit() else -1
+
+
+class PodLifecycle:
+    """Keeps each workload's pods and status in line with its spec (see the module docstring)."""
+
+    def __init__(
+        self,
+        store: Store,
+        registry: Registry,
+        clock: Clock,
+        *,
+        start_delay_seconds: float = 0.0,
+        ready_delay_seconds: float = 0.0,
+        emit_events: bool = True,
+    ) -> None:
+        self._store = store
+        self._registry = registry
+        self._clock = clock
+        self._defaults = Delays(start_delay_seconds, ready_delay_seconds)
+        self._overrides: dict[WorkloadKey, Delays] = {}
+        self._emit_events = emit_events
+        self._lock = threading.RLock()
+        self._local = threading.local()
+        self._dirty: set[WorkloadKey] = set()
+        self._next_ip = 0
+        store.subscribe(self._on_change)
+
+    def _type(self, group: str, plural: str) -> ResourceType:
+        rtype = self._registry.lookup(group, "v1", plural)
+        assert rtype is not None, plural
+        return rtype
+
+    # -- the Python API ---------------------------------------------------------------------------------
+
+    def set_delays(
+        self,
+        kind: str,
+        name: str,
+        *,
+        namespace: str = "default",
+        start_delay_seconds: float,
+        ready_delay_seconds: float,
+    ) -> None:
+        """Delays for pods created from now on for one workload (kind: Deployment, StatefulSet, ReplicaSet)."""
+        key = (_WORKLOAD_PLURALS[kind], namespace, name)
+        self._overrides[key] = Delays(start_delay_seconds, ready_delay_seconds)
+
+    def tick(self) -> None:
+        """Move every pod along to the clock's now, and reconcile every workload."""
+        keys: set[WorkloadKey] = set()
+        for plural in _WORKLOAD_PLURALS.values():
+            items, _ = self._store.list(self._type("apps", plural), None)
+            keys.update((plural, o["metadata"]["namespace"], o["metadata"]["name"]) for o in items)
+        self._request(keys)
+
+    # -- reacting to changes ----------------------------------------------------------------------------
+
+    def _on_change(self, event: WatchEvent) -> None:
+        group, plural = event.key
+        meta = event.object.get("metadata") or {}
+        if group == "apps" and plural in _WORKLOAD_PLURALS.values():
+            if event.type == "DELETED":
+                self._request(set(), orphans=(meta.get("uid", ""), event.namespace))
+            else:
+                self._request({(plural, event.namespace, meta["name"])})
+        elif (group, plural) == ("", "pods") and event.type == "DELETED":
+            for ref in meta.get("ownerReferences") or []:
+                if ref.get("controller") and ref.get("kind") in _WORKLOAD_PLURALS:
+                    self._request({(_WORKLOAD_PLURALS[ref["kind"]], event.namespace, ref.get("name", ""))})
+
+    def _request(self, keys: set[WorkloadKey], *, orphans: tuple[str, str] | None = None) -> None:
+        with self._lock:
+            self._dirty.update(keys)
+            if orphans is not None:
+                self._delete_orphans(*orphans)
+            if getattr(self._local, "draining", False):
+                return  # a change caused by the reconcile in progress on this thread: it is queued
+            self._local.draining = True
+            try:
+                while self._dirty:
+                    self._reconcile(*self._dirty.pop())
+            finally:
+                self._local.draining = False
+
+    def _delete_orphans(self, owner_uid: str, namespace: str) -> None:
+        """The garbage collector's part: a deleted workload's pods go with it."""
+        pods_type = self._type("", "pods")
+        pods, _ = self._store.list(pods_type, namespace)
+        for pod in pods:
+            if any(r.get("uid") == owner_uid for r in pod["metadata"].get("ownerReferences") or []):
+                self._delete_pod(pods_type, pod)
+
+    # -- reconciling one workload -----------------------------------------------------------------------
+
+    def _delays(self, key: WorkloadKey, workload: JSON) -> Delays:
+        if key in self._overrides:
+            return self._overrides[key]
+        notes = workload["metadata"].get("annotations") or {}
+        try:
+            return Delays(
+                float(notes.get(START_DELAY_ANNOTATION, self._defaults.start_seconds)),
+                float(notes.get(READY_DELAY_ANNOTATION, self._defaults.ready_seconds)),
+            )
+        except ValueError:
+            return self._defaults
+
+    def _reconcile(self, plural: str, namespace: str, name: str) -> None:
+        rtype = self._type("apps", plural)
+        workload = self._store.find(rtype, namespace, name)
+        if workload is None:
+            return
+        pods_type = self._type("", "pods")
+        uid = workload["metadata"]["uid"]
+        all_pods, _ = self._store.list(pods_type, namespace)
+        pods = [
+            p for p in all_pods
+            if any(r.get("uid") == uid and r.get("controller") for r in p["metadata"].get("ownerReferences") or [])
+        ]  # fmt: skip
+        desired = int((workload.get("spec") or {}).get("replicas", 1))
+        if len(pods) > desired:
+            if plural == "statefulsets":
+                victims = sorted(pods, key=lambda p: -_ordinal(p["metadata"]["name"]))
+            else:
+                victims = sorted(pods, key=_deletion_rank)
+            for pod in victims[: len(pods) - desired]:
+                self._delete_pod(pods_type, pod)
+                self._event(workload, "SuccessfulDelete", pod["metadata"]["name"], deleted=True)
+                pods.remove(pod)
+        while len(pods) < desired:
+            pod = self._new_pod(workload, plural, pods, self._delays((plural, namespace, name), workload))
+            pods.append(self._store.create(pods_type, pod))
+            self._event(workload, "SuccessfulCreate", pod["metadata"]["name"], deleted=False)
+        now = self._clock.now()
+        for index, pod in enumerate(pods):
+            pods[index] = self._advance(pods_type, pod, now)
+        self._write_status(rtype, workload, pods, now)
+
+    def _new_pod(self, workload: JSON, plural: str, existing: list[JSON], delays: Delays) -> JSON:
+        meta, spec = workload["metadata"], workload.get("spec") or {}
+        template = clone(spec.get("template") or {})
+        template_meta = template.get("metadata") or {}
+        labels = dict(template_meta.get("labels") or {})
+        name_prefix = f"{meta['name']}-"
+        if plural == "statefulsets":
+            taken = {_ordinal(p["metadata"]["name"]) for p in existing}
+            ordinal = next(i for i in range(len(existing) + 1) if i not in taken)
+            name = f"{meta['name']}-{ordinal}"
+            labels["statefulset.kubernetes.io/pod-name"] = name
+            labels["apps.kubernetes.io/pod-index"] = str(ordinal)
+        elif plural == "deployments":
+            template_hash = format(abs(hash(str(spec.get("template")))) % 16**10, "010x")
+            labels["pod-template-hash"] = template_hash
+            name_prefix = f"{meta['name']}-{template_hash}-"
+            name = name_prefix + random_suffix()
+        else:
+            name = name_prefix + random_suffix()
+        annotations = dict(template_meta.get("annotations") or {})
+        annotations[START_DELAY_ANNOTATION] = str(delays.start_seconds)
+        annotations[READY_DELAY_ANNOTATION] = str(delays.ready_seconds)
+        pod_spec = template.get("spec") or {}
+        default_pod_spec(pod_spec)
+        pod_spec["nodeName"] = NODE_NAME
+        now = self._clock.now()
+        pod: JSON = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": name, "generateName": name_prefix, "namespace": meta["namespace"],
+                "uid": str(uuid.uuid4()), "creationTimestamp": timestamp(now),
+                "labels": labels, "annotations": annotations,
+                "ownerReferences": [{
+                    "apiVersion": workload.get("apiVersion", "apps/v1"), "kind": workload.get("kind", ""),
+                    "name": meta["name"], "uid": meta["uid"], "controller": True, "blockOwnerDeletion": True,
+                }],
+            },
+            "spec": pod_spec,
+            "status": {"phase": "Pending"},
+        }  # fmt: skip
+        pod["status"] = _pod_status(pod | {"status": {"qosClass": qos_class(pod_spec)}}, now, self._ip())
+        return pod
+
+    def _ip(self) -> str:
+        self._next_ip += 1
+        return f"10.244.{(self._next_ip // 250) % 250}.{self._next_ip % 250 + 2}"
+
+    def _advance(self, pods_type: ResourceType, pod: JSON, now: datetime) -> JSON:
+        annotations = pod["metadata"].get("annotations") or {}
+        if START_DELAY_ANNOTATION not in annotations or pod.get("status", {}).get("phase") not in (
+            "Pending",
+            "Running",
+        ):
+            return pod  # not one of ours (created through the API), or finished: the model leaves it alone
+        ip = (pod.get("status") or {}).get("podIP") or self._ip()
+        status = _pod_status(pod, now, ip)
+        if status == pod.get("status"):
+            return pod
+        pod["status"] = status
+        try:
+            return self._store.modify(pods_type, pod["metadata"]["namespace"], pod["metadata"]["name"], lambda _: pod)
+        except errors.ApiError:
+            return pod
+
+    def _delete_pod(self, pods_type: ResourceType, pod: JSON) -> None:
+        with contextlib.suppress(errors.ApiError):  # already gone
+            self._store.delete(pods_type, pod["metadata"]["namespace"], pod["metadata"]["name"])
+
+    def _write_status(self, rtype: ResourceType, workload: JSON, pods: list[JSON], now: datetime) -> None:
+        def is_ready(pod: JSON) -> bool:
+            conditions = (pod.get("status") or {}).get("conditions") or []
+            return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+
+        spec = workload.get("spec") or {}
+        status = workload_status(
+            rtype.plural,
+            old=workload.get("status") or {},
+            desired=int(spec.get("replicas", 1)),
+            replicas=len(pods),
+            ready=sum(1 for p in pods if is_ready(p)),
+            generation=int(workload["metadata"].get("generation", 1)),
+            name=workload["metadata"]["name"],
+            now=now,
+        )
+        if status == workload.get("status"):
+            return
+
+        def change(current: JSON) -> JSON:
+            current["status"] = status
+            return current
+
+        with contextlib.suppress(errors.ApiError):  # deleted meanwhile
+            self._store.modify(rtype, workload["metadata"]["namespace"], workload["metadata"]["name"], change)
+
+    def _event(self, workload: JSON, reason: str, pod_name: str, *, deleted: bool) -> None:
+        if not self._emit_events:
+            return
+        kind, meta = workload.get("kind", ""), workload["metadata"]
+        if kind == "StatefulSet":
+            verb = "delete" if deleted else "create"
+            message, component = (
+                f"{verb} Pod {pod_name} in StatefulSet {meta['name']} successful",
+                "statefulset-controller",
+            )
+        else:
+            message = f"{'Deleted' if deleted else 'Created'} pod: {pod_name}"
+            component = "replicaset-controller"
+        now = timestamp(self._clock.now())
+        event = {
+            "apiVersion": "v1", "kind": "Event",
+            "metadata": {"name": f"{meta['name']}.{uuid.uuid4().hex[:16]}", "namespace": meta["namespace"],
+                         "uid": str(uuid.uuid4()), "creationTimestamp": now},
+            "involvedObject": {"apiVersion": workload.get("apiVersion", "apps/v1"), "kind": kind, "name": meta["name"],
+                               "namespace": meta["namespace"], "uid": meta["uid"],
+                               "resourceVersion": meta.get("resourceVersion", "")},
+            "reason": reason, "message": message, "type": "Normal", "count": 1,
+            "source": {"component": component}, "firstTimestamp": now, "lastTimestamp": now,
+            "eventTime": None, "reportingComponent": component, "reportingInstance": "",
+        }  # fmt: skip
+        self._store.create(self._type("", "events"), event)
