@@ -9,7 +9,6 @@ values, and each result carries its explanation.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -17,16 +16,12 @@ from datetime import UTC, datetime, timedelta
 from autoscaler.core.errors import MetricComputationError
 from autoscaler.core.gomath import (
     MAX_INT32,
-    MAX_INT64,
     ceil_int32,
     fdiv,
-    to_int64,
     trunc_div,
-    wrap_int64,
 )
 from autoscaler.core.types import (
-    ExternalReading,
-    ObjectReading,
+    Container,
     Pod,
     PodPhase,
     PodsReading,
@@ -180,6 +175,11 @@ def group_pods(
     return ready_count, unready, missing, ignored
 
 
+def _request_containers(pod: Pod) -> list[Container]:
+    """The containers whose requests count: regular ones, then restartable (sidecar) init containers."""
+    return list(pod.containers) + [c for c in pod.init_containers if c.restart_policy_always]
+
+
 def calculate_requests(pods: Sequence[Pod], container: str, resource: str) -> dict[str, int]:
     """calculateRequests: per pod, the pod-level request, one container's, or the containers' sum.
 
@@ -188,11 +188,17 @@ def calculate_requests(pods: Sequence[Pod], container: str, resource: str) -> di
     requests: dict[str, int] = {}
     for pod in pods:
         if container == "" and pod.pod_requests:
-            if resource not in pod.pod_requests:
+            # calculatePodLevelRequests via resourcehelpers.PodRequests: the pod-level request, else the
+            # containers' aggregate for a resource the pod level does not set.
+            if resource in pod.pod_requests:
+                requests[pod.name] = pod.pod_requests[resource]
+                continue
+            having = [c.requests[resource] for c in _request_containers(pod) if resource in c.requests]
+            if not having:
                 raise MetricComputationError(f"missing pod-level request for {resource} in Pod {pod.name}")
-            requests[pod.name] = pod.pod_requests[resource]
+            requests[pod.name] = sum(having)
             continue
-        candidates = list(pod.containers) + [c for c in pod.init_containers if c.restart_policy_always]
+        candidates = _request_containers(pod)
         total = 0
         found = False
         for c in candidates:
@@ -421,160 +427,3 @@ def plain_metric_replicas(
 
     new_ratio, _ = metric_usage_ratio(metrics, target_usage)
     return _rebalanced(current_replicas, usage_ratio, new_ratio, len(metrics), tolerances, base)
-
-
-# ---------------------------------------------------------------------------------------------------
-# Object and External metrics
-# ---------------------------------------------------------------------------------------------------
-
-
-def ready_pods_count(pods: Sequence[Pod]) -> int:
-    """getReadyPodsCount: pods Running with the Ready condition True."""
-    if not pods:
-        raise MetricComputationError(
-            "unable to calculate ready pods: no pods returned by selector while calculating replica count"
-        )
-    return sum(1 for p in pods if p.phase == PodPhase.RUNNING and p.is_ready)
-
-
-def usage_ratio_replica_count(
-    current_replicas: int, usage_ratio: float, tolerances: Tolerances, pods: Sequence[Pod]
-) -> Calculation:
-    """getUsageRatioReplicaCount: tolerance and ready pods; from zero replicas, ceil(ratio) directly."""
-    if current_replicas != 0:
-        if tolerances.is_within(usage_ratio):
-            return Calculation(
-                replicas=current_replicas,
-                usage=0,
-                usage_ratio=usage_ratio,
-                within_tolerance=True,
-                note="usage ratio within tolerance",
-            )
-        ready = ready_pods_count(pods)
-        wanted = usage_ratio * ready
-        replicas = MAX_INT32 if wanted > MAX_INT32 else ceil_int32(wanted)
-        return Calculation(
-            replicas=replicas,
-            usage=0,
-            usage_ratio=usage_ratio,
-            within_tolerance=False,
-            ready_pod_count=ready,
-            note=f"ceil({usage_ratio:g} * {ready} ready pods) = {replicas}",
-        )
-    replicas = ceil_int32(usage_ratio)
-    return Calculation(
-        replicas=replicas,
-        usage=0,
-        usage_ratio=usage_ratio,
-        note=f"from zero replicas: ceil({usage_ratio:g}) = {replicas}",
-    )
-
-
-def object_value_replicas(
-    *,
-    current_replicas: int,
-    target_usage: int,
-    reading: ObjectReading,
-    pods: Sequence[Pod],
-    tolerances: Tolerances,
-) -> Calculation:
-    """GetObjectMetricReplicas: a Value target on one object."""
-    usage = reading.value
-    result = usage_ratio_replica_count(current_replicas, fdiv(usage, target_usage), tolerances, pods)
-    return _with_usage(result, usage)
-
-
-def object_average_replicas(
-    *, status_replicas: int, target_average: int, reading: ObjectReading, tolerances: Tolerances
-) -> Calculation:
-    """GetObjectPerPodMetricReplicas: the object's value divided by status.replicas against the target."""
-    usage = reading.value
-    replicas = status_replicas
-    usage_ratio = fdiv(usage, float(target_average) * float(status_replicas))
-    within = tolerances.is_within(usage_ratio)
-    if not within:
-        replicas = ceil_int32(fdiv(usage, target_average))
-    average = to_int64(_ceil(fdiv(usage, status_replicas)))
-    return Calculation(
-        replicas=replicas,
-        usage=average,
-        usage_ratio=usage_ratio,
-        within_tolerance=within,
-        note=(
-            "usage ratio within tolerance"
-            if within
-            else f"ceil({usage} / {target_average}) = {replicas} (value / target average)"
-        ),
-    )
-
-
-def external_value_replicas(
-    *,
-    current_replicas: int,
-    target_usage: int,
-    reading: ExternalReading,
-    pods: Sequence[Pod],
-    tolerances: Tolerances,
-) -> Calculation:
-    """GetExternalMetricReplicas: the sum of the series against a Value target."""
-    if not reading.values:
-        raise MetricComputationError("no metrics returned from external metrics API")
-    usage = 0
-    for value in reading.values:
-        if value > 0 and usage > MAX_INT64 - value:
-            usage = MAX_INT64  # capped at MaxInt64 on overflow, as upstream
-            break
-        usage = wrap_int64(usage + value)
-    result = usage_ratio_replica_count(current_replicas, fdiv(usage, target_usage), tolerances, pods)
-    return _with_usage(result, usage)
-
-
-def external_average_replicas(
-    *, status_replicas: int, target_average: int, reading: ExternalReading, tolerances: Tolerances
-) -> Calculation:
-    """GetExternalPerPodMetricReplicas: the sum of the series per status replica."""
-    if not reading.values:
-        raise MetricComputationError("no metrics returned from external metrics API")
-    usage = 0
-    for value in reading.values:
-        usage = wrap_int64(usage + value)
-        if usage < 0:
-            usage = MAX_INT64  # upstream reads a negative running sum as an int64 overflow
-            break
-    replicas = status_replicas
-    usage_ratio = fdiv(usage, float(target_average) * float(status_replicas))
-    within = tolerances.is_within(usage_ratio)
-    if not within:
-        wanted = _ceil(fdiv(usage, target_average))
-        replicas = MAX_INT32 if wanted > MAX_INT32 else ceil_int32(wanted)
-    if float(usage) >= float(MAX_INT64):
-        average = MAX_INT64
-    else:
-        average = to_int64(_ceil(fdiv(usage, status_replicas)))
-    return Calculation(
-        replicas=replicas,
-        usage=average,
-        usage_ratio=usage_ratio,
-        within_tolerance=within,
-        note=(
-            "usage ratio within tolerance"
-            if within
-            else f"ceil({usage} / {target_average}) = {replicas} (sum / target average)"
-        ),
-    )
-
-
-def _ceil(value: float) -> float:
-    """math.Ceil on a float64: infinities and NaN stay as they are."""
-    return float(math.ceil(value)) if math.isfinite(value) else value
-
-
-def _with_usage(result: Calculation, usage: int) -> Calculation:
-    return Calculation(
-        replicas=result.replicas,
-        usage=usage,
-        usage_ratio=result.usage_ratio,
-        within_tolerance=result.within_tolerance,
-        ready_pod_count=result.ready_pod_count,
-        note=result.note,
-    )

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import TypeVar
 
 from autoscaler.core import calculator as calc
+from autoscaler.core import objects
 from autoscaler.core.calculator import Calculation, Tolerances
 from autoscaler.core.errors import MetricComputationError
 from autoscaler.core.types import (
@@ -183,7 +184,7 @@ def _compute(
             obj = spec.described_object.name if spec.described_object else ""
             wrap = f"unable to get metric {spec.metric_name}: {kind} on {obj}"
             if target.type == MetricTargetType.VALUE and target.value is not None:
-                result = calc.object_value_replicas(
+                result = objects.object_value_replicas(
                     current_replicas=spec_replicas,
                     target_usage=target.value,
                     reading=_expect(reading, ObjectReading, wrap),
@@ -192,7 +193,7 @@ def _compute(
                 )
                 return f"{kind} metric {spec.metric_name}", result, MetricStatus(spec, value=result.usage)
             if target.type == MetricTargetType.AVERAGE_VALUE and target.average_value is not None:
-                result = calc.object_average_replicas(
+                result = objects.object_average_replicas(
                     status_replicas=status_replicas,
                     target_average=target.average_value,
                     reading=_expect(reading, ObjectReading, f"failed to get {spec.metric_name} object metric: {wrap}"),
@@ -210,7 +211,7 @@ def _compute(
             name = f"external metric {spec.metric_name}({selector_text(spec.metric_selector)})"
             wrap = f"failed to get {spec.metric_name} external metric: unable to get external metric {spec.metric_name}"
             if target.average_value is not None:
-                result = calc.external_average_replicas(
+                result = objects.external_average_replicas(
                     status_replicas=status_replicas,
                     target_average=target.average_value,
                     reading=_expect(reading, ExternalReading, wrap),
@@ -218,7 +219,7 @@ def _compute(
                 )
                 return name, result, MetricStatus(spec, average_value=result.usage)
             if target.value is not None:
-                result = calc.external_value_replicas(
+                result = objects.external_value_replicas(
                     current_replicas=spec_replicas,
                     target_usage=target.value,
                     reading=_expect(reading, ExternalReading, wrap),
