@@ -95,21 +95,26 @@ class MetricsReader:
             raise outcome
         return outcome
 
+    def plan(self, requests: Sequence[MetricRequest]) -> list[QueryPlan | MetricsError]:
+        """What a pass would send for each request, without sending anything (for `plan` and `check`)."""
+        return [item if isinstance(item, MetricsError) else item[1] for item in map(self._plan_one, requests)]
+
+    def _plan_one(self, request: MetricRequest) -> tuple[MetricSource, QueryPlan] | MetricsError:
+        try:
+            source = self._registry.for_request(request)
+            return source, _call_source(source, "plan", partial(source.plan, request, settings=self._settings))
+        except MetricsError as err:
+            return err.with_context(metric=request.name)
+
     def read(self, requests: Sequence[MetricRequest]) -> PassResult:
         """Plan all, query each distinct (server, PromQL, time) once, read every answer."""
         started = self._monotonic()
-        planned: list[tuple[MetricSource, QueryPlan] | MetricsError] = []
+        planned = [self._plan_one(request) for request in requests]
         budgets: dict[Query, float] = {}
-        for request in requests:
-            try:
-                source = self._registry.for_request(request)
-                plan = _call_source(source, "plan", partial(source.plan, request, settings=self._settings))
-            except MetricsError as err:
-                planned.append(err.with_context(metric=request.name))
-                continue
-            planned.append((source, plan))
-            budget = request.context.sync_period_seconds * RETRY_SHARE_OF_SYNC_PERIOD
-            budgets[plan.query] = min(budget, budgets.get(plan.query, budget))
+        for request, item in zip(requests, planned, strict=True):
+            if not isinstance(item, MetricsError):
+                budget = request.context.sync_period_seconds * RETRY_SHARE_OF_SYNC_PERIOD
+                budgets[item[1].query] = min(budget, budgets.get(item[1].query, budget))
         answers = self._run(budgets)
         outcomes: list[Outcome] = []
         for request, item in zip(requests, planned, strict=True):

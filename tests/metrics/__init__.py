@@ -1,0 +1,1 @@
+"""Tests of the metric-source layer, against a real Prometheus where it matters."""

@@ -130,3 +130,19 @@ def test_shared_failure_reaches_every_metric(
     assert isinstance(first, TransientError) and isinstance(second, TransientError)
     assert first is not second and first.status == second.status == 503
     assert len(proxy.queries()) == 3  # one query, three attempts
+
+
+def test_plan_sends_nothing(proxy: Proxy, make_reader: Callable[..., MetricsReader], base_time: datetime) -> None:
+    """`plan` shows each metric's query (for `autoscaler plan`/`check`) without asking the server."""
+    reader = make_reader(proxy.url)
+    plans = reader.plan(_requests(base_time))
+    assert len({p.query for p in plans if not isinstance(p, Exception)}) == 7
+    cpu = plans[0]
+    assert not isinstance(cpu, Exception)
+    assert cpu.query.promql == (
+        '(sum by (namespace, pod, container) (rate(container_cpu_usage_seconds_total{namespace="batch-a", '
+        'container!="", container!="POD"}[60s]))) or label_replace(min by (namespace, pod, container) '
+        '(timestamp(container_cpu_usage_seconds_total{namespace="batch-a", container!="", container!="POD"})), '
+        '"autoscaler_sample", "timestamp", "", "")'
+    )
+    assert proxy.requests == []
