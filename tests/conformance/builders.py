@@ -340,3 +340,183 @@ def calculator_snapshot(
         "pods": pods,
         "metrics": [reading],
     }
+
+
+# ---------------------------------------------------------------------------------------------------
+# horizontal_test.go: behavior rules, failures, behaviour state and its whole fixture
+# ---------------------------------------------------------------------------------------------------
+
+# setupController: NewHorizontalController(..., 5*time.Minute, defaultTestingTolerance,
+# defaultTestingCPUInitializationPeriod, defaultTestingDelayOfInitialReadinessStatus).
+HORIZONTAL_TEST_SETTINGS: dict[str, Any] = {
+    **UPSTREAM_SETTINGS,
+    "downscaleStabilizationWindowSeconds": 300,
+}
+HORIZONTAL_TEST_TARGET: dict[str, str] = {"kind": "ReplicationController", "name": "test-rc", "apiVersion": "v1"}
+
+
+def generate_scaling_rules(
+    pods: int = 0,
+    pods_period: int = 0,
+    percent: int = 0,
+    percent_period: int = 0,
+    stabilization_window: int = 0,
+    *,
+    select_policy: str = "Max",
+) -> dict[str, Any]:
+    """generateScalingRules: one direction's HPAScalingRules; a zero value leaves its policy out."""
+    policies = []
+    if pods:
+        policies.append({"type": "Pods", "value": pods, "periodSeconds": pods_period})
+    if percent:
+        policies.append({"type": "Percent", "value": percent, "periodSeconds": percent_period})
+    return {"stabilizationWindowSeconds": stabilization_window, "selectPolicy": select_policy, "policies": policies}
+
+
+def metric_error(message: str = "something went wrong") -> dict[str, Any]:
+    """A metric reading that failed (the fake client returned an error)."""
+    return {"error": message}
+
+
+def scale_failure(message: str = "something went wrong") -> dict[str, Any]:
+    """A scale subresource that could not be read."""
+    return {"error": message}
+
+
+def seconds_ago(seconds: float, *, now: datetime = NOW) -> str:
+    return rfc3339(now - timedelta(seconds=seconds))
+
+
+def timestamped_recommendations(
+    items: Sequence[tuple[int, float]] | None, *, now: datetime = NOW
+) -> list[dict[str, Any]] | None:
+    """[]timestampedRecommendation as (replicas, seconds before now); None is a nil slice ("never reconciled")."""
+    if items is None:
+        return None
+    return [{"replicas": replicas, "timestamp": seconds_ago(age, now=now)} for replicas, age in items]
+
+
+def horizontal_test_pods(
+    requests_milli: Sequence[int],
+    *,
+    readiness: Sequence[str] | None = None,
+    start_times: Sequence[datetime] | None = None,
+    phases: Sequence[str] | None = None,
+    deleted: Sequence[bool] | None = None,
+    now: datetime = NOW,
+) -> list[dict[str, Any]]:
+    """horizontal_test.go's pod lister: pod i asks for requests_milli[i] millicores split in two integer
+    halves over container1 and container2; its Ready condition changed at its startTime (Go's zero time
+    when the test sets none)."""
+    pods = []
+    for i, request in enumerate(requests_milli):
+        start = rfc3339(start_times[i] if start_times is not None else GO_ZERO_TIME)
+        labels = {"name": POD_NAME_PREFIX}
+        metadata: dict[str, Any] = {"name": pod_name(i), "namespace": TEST_NAMESPACE, "labels": labels}
+        if deleted is not None and deleted[i]:
+            metadata["deletionTimestamp"] = rfc3339(now)
+        half = {"cpu": milli(request // 2)}
+        pods.append(
+            {
+                "metadata": metadata,
+                "spec": {
+                    "containers": [
+                        {"name": "container1", "resources": {"requests": dict(half)}},
+                        {"name": "container2", "resources": {"requests": dict(half)}},
+                    ]
+                },
+                "status": {
+                    "phase": phases[i] if phases is not None else "Running",
+                    "startTime": start,
+                    "conditions": [
+                        {
+                            "type": "Ready",
+                            "status": readiness[i] if readiness is not None else "True",
+                            "lastTransitionTime": start,
+                        }
+                    ],
+                },
+            }
+        )
+    return pods
+
+
+def horizontal_test_reading(metric: Mapping[str, Any], levels: Sequence[int], *, now: datetime = NOW) -> dict[str, Any]:
+    """What horizontal_test.go's fake metrics clients answer for one metric spec, stamped `now`.
+
+    Resource metrics split each level in two integer halves over the two containers.
+    """
+    kind = metric["type"]
+    if kind in ("Resource", "ContainerResource"):
+        return pod_metrics_list([[level // 2, level // 2] for level in levels], timestamp=now)
+    if kind == "Pods":
+        return pods_metric_value_list(metric["pods"]["metric"]["name"], levels, timestamp=now)
+    if kind == "Object":
+        described = metric["object"]["describedObject"]
+        return object_metric_value(metric["object"]["metric"]["name"], levels[0], described=described, timestamp=now)
+    return external_metric_value_list(metric["external"]["metric"]["name"], levels, timestamp=now)
+
+
+def horizontal_test_snapshot(
+    *,
+    min_replicas: int,
+    max_replicas: int,
+    spec_replicas: int,
+    status_replicas: int,
+    cpu_target: int = 0,
+    metrics: Sequence[dict[str, Any]] = (),
+    reported_levels: Sequence[int] = (),
+    reported_cpu_requests: Sequence[int] | None = None,
+    readiness: Sequence[str] | None = None,
+    start_times: Sequence[datetime] | None = None,
+    phases: Sequence[str] | None = None,
+    deleted: Sequence[bool] | None = None,
+    scale_up_rules: dict[str, Any] | None = None,
+    scale_down_rules: dict[str, Any] | None = None,
+    recommendations: Sequence[tuple[int, float]] | None = None,
+    last_scale_time: datetime | None = None,
+    readings: Sequence[dict[str, Any]] | None = None,
+    scale: dict[str, Any] | None = None,
+    target: Mapping[str, str] = HORIZONTAL_TEST_TARGET,
+    now: datetime = NOW,
+) -> dict[str, Any]:
+    """One reconcile of horizontal_test.go's test-hpa, from the fields of its testCase.
+
+    As prepareTestClient: a CPU utilization metric first when `cpu_target` > 0, then `metrics`; one pod
+    per entry of `reported_cpu_requests` (None: one 1-CPU pod per status replica); status current and
+    desired replicas at the spec count. `recommendations` None is a nil history ("never reconciled"),
+    `()` an empty one. `readings` replaces the fake metrics answers (e.g. `metric_error()`). Without any
+    metric the spec gets the API's default (CPU at 80 %); upstream's cases of that kind never compute it.
+    """
+    spec_metrics = ([resource_utilization_metric(cpu_target)] if cpu_target > 0 else []) + list(metrics)
+    if readings is None:
+        readings = [horizontal_test_reading(m, reported_levels, now=now) for m in spec_metrics] or [
+            horizontal_test_reading(resource_utilization_metric(80), reported_levels, now=now)
+        ]
+    requests = list(reported_cpu_requests) if reported_cpu_requests is not None else [1000] * status_replicas
+    spec: dict[str, Any] = {"scaleTargetRef": dict(target), "minReplicas": min_replicas, "maxReplicas": max_replicas}
+    if spec_metrics:
+        spec["metrics"] = spec_metrics
+    if scale_up_rules is not None or scale_down_rules is not None:
+        spec["behavior"] = {
+            **({"scaleUp": scale_up_rules} if scale_up_rules is not None else {}),
+            **({"scaleDown": scale_down_rules} if scale_down_rules is not None else {}),
+        }
+    status: dict[str, Any] = {"currentReplicas": spec_replicas, "desiredReplicas": spec_replicas}
+    if last_scale_time is not None:
+        status["lastScaleTime"] = rfc3339(last_scale_time)
+    return {
+        "now": rfc3339(now),
+        "settings": dict(HORIZONTAL_TEST_SETTINGS),
+        "autoscaler": {"metadata": {"name": "test-hpa", "namespace": TEST_NAMESPACE}, "spec": spec, "status": status},
+        "scale": scale
+        or {
+            "spec": {"replicas": spec_replicas},
+            "status": {"replicas": status_replicas, "selector": f"name={POD_NAME_PREFIX}"},
+        },
+        "pods": horizontal_test_pods(
+            requests, readiness=readiness, start_times=start_times, phases=phases, deleted=deleted, now=now
+        ),
+        "metrics": list(readings),
+        "behaviorState": {"recommendations": timestamped_recommendations(recommendations, now=now)},
+    }
