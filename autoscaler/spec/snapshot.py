@@ -48,6 +48,12 @@ class SettingsModel(_Strict):
     configurable_tolerance: bool = Field(
         True, alias="configurableTolerance", description="The HPAConfigurableTolerance feature gate."
     )
+    scale_up_limit_factor: float = Field(
+        2.0, alias="scaleUpLimitFactor", gt=0, description="Legacy path: scale-up cap factor (horizontal.go)."
+    )
+    scale_up_limit_minimum: float = Field(
+        4.0, alias="scaleUpLimitMinimum", ge=0, description="Legacy path: scale-up cap minimum (horizontal.go)."
+    )
 
     def to_core(self) -> core.Settings:
         return core.Settings(
@@ -56,6 +62,8 @@ class SettingsModel(_Strict):
             initial_readiness_delay_seconds=self.initial_readiness_delay_seconds,
             downscale_stabilization_window_seconds=self.downscale_stabilization_window_seconds,
             configurable_tolerance=self.configurable_tolerance,
+            scale_up_limit_factor=self.scale_up_limit_factor,
+            scale_up_limit_minimum=self.scale_up_limit_minimum,
         )
 
 
