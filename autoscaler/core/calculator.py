@@ -86,23 +86,21 @@ class Calculation:
 
 
 def resource_pod_metrics(reading: ResourceReading, resource: str, container: str) -> dict[str, PodMetric]:
-    """PodMetricsInfo from metrics.k8s.io PodMetrics, for a whole pod or one named container."""
+    """PodMetricsInfo from metrics.k8s.io PodMetrics, for a whole pod or one named container.
+
+    A pod whose metrics lack the container, or the container's resource, is left out (it counts as missing),
+    as it is for whole pods (kubernetes/kubernetes#127193, since 1.32).
+    """
     if not reading.pods:
         raise MetricComputationError("no metrics returned from resource metrics API")
     result: dict[str, PodMetric] = {}
     for item in reading.pods:
         if container:
-            found = False
             for usage in item.containers:
                 if usage.name == container:
-                    found = True
                     if resource in usage.usage:
                         result[item.pod] = PodMetric(usage.usage[resource], item.timestamp, item.window_seconds)
                     break
-            if not found:
-                raise MetricComputationError(
-                    f"failed to get container metrics: container {container} not present in metrics for pod {item.pod}"
-                )
         else:
             missing = len(item.containers) == 0
             total = 0

@@ -7,7 +7,7 @@ status entry the HPA would report for it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TypeVar
@@ -33,6 +33,7 @@ from autoscaler.core.types import (
 )
 
 _R = TypeVar("_R", ResourceReading, PodsReading, ObjectReading, ExternalReading)
+_T = TypeVar("_T")
 
 _EVENT_REASONS = {
     MetricSourceType.RESOURCE: "FailedGetResourceMetric",
@@ -163,7 +164,7 @@ def _compute(
             return _resource(spec, reading, spec_replicas, pods, tolerances, settings, now)
         case MetricSourceType.PODS:
             wrap = f"unable to get metric {spec.metric_name}"
-            metrics = calc.pods_pod_metrics(_expect(reading, PodsReading, wrap))
+            metrics = _read(lambda: calc.pods_pod_metrics(_expect(reading, PodsReading, wrap)), wrap)
             result = calc.plain_metric_replicas(
                 current_replicas=spec_replicas,
                 target_usage=_required(target.average_value, "pods metric target averageValue"),
@@ -180,57 +181,106 @@ def _compute(
                 MetricStatus(spec, average_value=result.usage),
             )
         case MetricSourceType.OBJECT:
-            kind = spec.described_object.kind if spec.described_object else ""
-            obj = spec.described_object.name if spec.described_object else ""
-            wrap = f"unable to get metric {spec.metric_name}: {kind} on {obj}"
-            if target.type == MetricTargetType.VALUE and target.value is not None:
-                result = objects.object_value_replicas(
-                    current_replicas=spec_replicas,
-                    target_usage=target.value,
-                    reading=_expect(reading, ObjectReading, wrap),
-                    pods=pods,
-                    tolerances=tolerances,
-                )
-                return f"{kind} metric {spec.metric_name}", result, MetricStatus(spec, value=result.usage)
-            if target.type == MetricTargetType.AVERAGE_VALUE and target.average_value is not None:
-                result = objects.object_average_replicas(
-                    status_replicas=status_replicas,
-                    target_average=target.average_value,
-                    reading=_expect(reading, ObjectReading, f"failed to get {spec.metric_name} object metric: {wrap}"),
-                    tolerances=tolerances,
-                )
-                return (
-                    f"external metric {spec.metric_name}({selector_text(spec.metric_selector)})",
-                    result,
-                    MetricStatus(spec, average_value=result.usage),
-                )
-            raise MetricComputationError(
-                "invalid object metric source: neither a value target nor an average value target was set"
-            )
+            return _object(spec, reading, spec_replicas, status_replicas, pods, tolerances)
         case MetricSourceType.EXTERNAL:
-            name = f"external metric {spec.metric_name}({selector_text(spec.metric_selector)})"
-            wrap = f"failed to get {spec.metric_name} external metric: unable to get external metric {spec.metric_name}"
-            if target.average_value is not None:
-                result = objects.external_average_replicas(
-                    status_replicas=status_replicas,
-                    target_average=target.average_value,
-                    reading=_expect(reading, ExternalReading, wrap),
-                    tolerances=tolerances,
-                )
-                return name, result, MetricStatus(spec, average_value=result.usage)
-            if target.value is not None:
-                result = objects.external_value_replicas(
-                    current_replicas=spec_replicas,
-                    target_usage=target.value,
-                    reading=_expect(reading, ExternalReading, wrap),
-                    pods=pods,
-                    tolerances=tolerances,
-                )
-                return name, result, MetricStatus(spec, value=result.usage)
-            raise MetricComputationError(
-                "invalid external metric source: neither a value target nor an average value target was set"
-            )
+            return _external(spec, reading, spec_replicas, status_replicas, pods, tolerances)
     raise MetricComputationError(f'unknown metric source type "{spec.type}"')  # pragma: no cover
+
+
+def _object(
+    spec: MetricSpec,
+    reading: MetricInput,
+    spec_replicas: int,
+    status_replicas: int,
+    pods: Sequence[Pod],
+    tolerances: Tolerances,
+) -> tuple[str, Calculation, MetricStatus]:
+    """computeStatusForObjectMetric: a Value or an AverageValue target on one object."""
+    target, ref = spec.target, spec.described_object
+    kind, name = (ref.kind, ref.name) if ref else ("", "")
+
+    def value() -> ObjectReading:
+        if isinstance(reading, MetricFailure):
+            # GetObjectMetricReplicas: "unable to get metric NAME: ERR on KIND NAME"
+            raise MetricComputationError(f"unable to get metric {spec.metric_name}: {reading.message} on {kind} {name}")
+        return _expect(reading, ObjectReading, f"unable to get metric {spec.metric_name}")
+
+    if target.type == MetricTargetType.VALUE and target.value is not None:
+        result = objects.object_value_replicas(
+            current_replicas=spec_replicas, target_usage=target.value, reading=value(), pods=pods, tolerances=tolerances
+        )
+        return f"{kind} metric {spec.metric_name}", result, MetricStatus(spec, value=result.usage)
+    if target.type == MetricTargetType.AVERAGE_VALUE and target.average_value is not None:
+        result = _read(
+            lambda: objects.object_average_replicas(
+                status_replicas=status_replicas,
+                target_average=target.average_value or 0,
+                reading=value(),
+                tolerances=tolerances,
+            ),
+            f"failed to get {spec.metric_name} object metric",
+        )
+        return (
+            f"external metric {spec.metric_name}({selector_text(spec.metric_selector)})",
+            result,
+            MetricStatus(spec, average_value=result.usage),
+        )
+    raise MetricComputationError(
+        "invalid object metric source: neither a value target nor an average value target was set"
+    )
+
+
+def _external(
+    spec: MetricSpec,
+    reading: MetricInput,
+    spec_replicas: int,
+    status_replicas: int,
+    pods: Sequence[Pod],
+    tolerances: Tolerances,
+) -> tuple[str, Calculation, MetricStatus]:
+    """computeStatusForExternalMetric: AverageValue first, then Value (as upstream checks them)."""
+    target = spec.target
+    name = f"external metric {spec.metric_name}({selector_text(spec.metric_selector)})"
+    outer = f"failed to get {spec.metric_name} external metric"
+
+    def values() -> ExternalReading:
+        inner = f"unable to get external metric {spec.metric_name}"
+        external = _expect(reading, ExternalReading, inner)
+        if not external.values:
+            raise MetricComputationError(f"{inner}: no metrics returned from external metrics API")
+        return external
+
+    if target.average_value is not None:
+        average = target.average_value
+        result = _read(
+            lambda: objects.external_average_replicas(
+                status_replicas=status_replicas, target_average=average, reading=values(), tolerances=tolerances
+            ),
+            outer,
+        )
+        return name, result, MetricStatus(spec, average_value=result.usage)
+    if target.value is not None:
+        wanted = target.value
+        result = _read(
+            lambda: objects.external_value_replicas(
+                current_replicas=spec_replicas, target_usage=wanted, reading=values(), pods=pods, tolerances=tolerances
+            ),
+            outer,
+        )
+        return name, result, MetricStatus(spec, value=result.usage)
+    raise MetricComputationError(
+        "invalid external metric source: neither a value target nor an average value target was set"
+    )
+
+
+def _read(convert: Callable[[], _T], wrap: str) -> _T:
+    """Read a metric; the metrics client's own errors get the calculator's prefix, as upstream wraps them."""
+    try:
+        return convert()
+    except MetricComputationError as err:
+        if err.message.startswith(wrap):
+            raise
+        raise MetricComputationError(f"{wrap}: {err.message}") from err
 
 
 def _required(value: int | None, what: str) -> int:
@@ -254,7 +304,9 @@ def _resource(
     wrap = f"unable to get metrics for resource {resource}"
     if target.average_value is not None:
         try:
-            metrics = calc.resource_pod_metrics(_expect(reading, ResourceReading, wrap), resource, container)
+            metrics = _read(
+                lambda: calc.resource_pod_metrics(_expect(reading, ResourceReading, wrap), resource, container), wrap
+            )
             result = calc.plain_metric_replicas(
                 current_replicas=spec_replicas,
                 target_usage=target.average_value,
@@ -274,7 +326,9 @@ def _resource(
             "(usage) target was set"
         )
     try:
-        metrics = calc.resource_pod_metrics(_expect(reading, ResourceReading, wrap), resource, container)
+        metrics = _read(
+            lambda: calc.resource_pod_metrics(_expect(reading, ResourceReading, wrap), resource, container), wrap
+        )
         result = calc.resource_replicas(
             current_replicas=spec_replicas,
             target_utilization=target.average_utilization,
