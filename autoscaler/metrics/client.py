@@ -60,15 +60,20 @@ def _raise_for_status(response: requests.Response, *args: Any, **kwargs: Any) ->
     status = response.status_code
     if status == 200:
         return
+    body = response.content  # read it all, so the connection goes back to the pool
+    if 300 <= status < 400:
+        raise PermanentError(
+            f"HTTP {status}: redirected; configure the final URL", error_type=f"http_{status}", status=status
+        )
     if status in (401, 403):
         # The body may echo what was sent; say only what happened.
         raise PermanentError(f"HTTP {status}: not authorized", error_type=f"http_{status}", status=status)
     error_type, error = "", ""
     try:
-        body = json.loads(response.content)
-        if isinstance(body, dict):
-            error_type = str(body.get("errorType", ""))
-            error = str(body.get("error", ""))
+        document = json.loads(body)
+        if isinstance(document, dict):
+            error_type = str(document.get("errorType", ""))
+            error = str(document.get("error", ""))
     except ValueError:
         error = response.text[:_MAX_ERROR_TEXT].strip()
     detail = f"{error_type}: {error}" if error_type else error
@@ -173,7 +178,8 @@ class PrometheusClient:
         params: Mapping[str, str] = {
             **self._server.extra_query_params,
             "time": f"{time.timestamp():.3f}",
-            "timeout": f"{timeout:g}s",
+            # Plain seconds: Prometheus refuses fractional durations such as "0.3s" but takes "0.3".
+            "timeout": f"{timeout:g}",
         }
         try:
             result = self._connect.custom_query(promql, params=dict(params), timeout=timeout)

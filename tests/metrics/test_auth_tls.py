@@ -104,7 +104,7 @@ def test_tenant_header_and_extra_params(proxy: Proxy, make_reader: Reader, sampl
     _ok(reader, sample, base_time)
     params = proxy.requests[-1].params
     assert params["dedup"] == "true" and params["partial_response"] == "false"
-    assert params["time"] == f"{base_time.timestamp():.3f}" and params["timeout"] == "5s"
+    assert params["time"] == f"{base_time.timestamp():.3f}" and params["timeout"] == "5"
     error = _error(make_reader(proxy.url, headers={"X-Scope-OrgID": "team-b"}), sample)
     assert isinstance(error, PermanentError) and error.status == 401
 

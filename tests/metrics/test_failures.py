@@ -60,6 +60,23 @@ def test_server_slow(proxy: Proxy, make_reader: Reader, base_time: datetime) -> 
     assert time.monotonic() - started < 3
 
 
+def test_fractional_timeout_is_accepted(
+    prometheus: PrometheusServer, make_reader: Reader, push: Push, base_time: datetime
+) -> None:
+    """The timeout is also sent to Prometheus, in a form it parses (it refuses "0.5s")."""
+    push({"__name__": "failures_quick"}, [(base_time, 2)])
+    reader = make_reader(prometheus.url, timeoutSeconds=0.5)
+    assert reader.read_one(request(_queue("failures_quick"), context("f", base_time))) == ExternalReading(
+        (2000,), base_time
+    )
+
+
+def test_redirect_is_a_config_error(proxy: Proxy, make_reader: Reader, base_time: datetime) -> None:
+    proxy.faults.append(Fault(status=301, headers={"Location": "http://127.0.0.1:1/"}))
+    error = _read_error(make_reader(proxy.url), request(_queue(), context("f", base_time)))
+    assert isinstance(error, PermanentError) and error.status == 301 and "final URL" in error.message
+
+
 def test_bad_query_is_permanent(proxy: Proxy, make_reader: Reader, base_time: datetime) -> None:
     """Prometheus's 400 bad_data comes back with its errorType and text, and is not retried."""
     reader = make_reader(proxy.url)
