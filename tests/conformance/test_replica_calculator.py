@@ -54,21 +54,6 @@ class Expected:
     error: str | None = None
 
 
-def _xfail(reason: str) -> Any:
-    return pytest.mark.xfail(strict=True, reason=reason)
-
-
-# Known discrepancies, flipped to passing by the fixes described in the reasons.
-MISSING_CONTAINER_XFAIL = _xfail(
-    "metrics/client.go getContainerMetrics (since PR #127193) skips a pod whose metrics lack the container; "
-    "calculator.resource_pod_metrics raises instead"
-)
-RESOURCE_API_ERROR_XFAIL = _xfail(
-    "GetResourceReplicas wraps metrics-client errors in 'unable to get metrics for resource cpu: ...'; "
-    "metric._resource drops that prefix when the PodMetricsList is empty"
-)
-
-
 def resource_case(
     test: str,
     name: str,
@@ -184,7 +169,7 @@ RESOURCE_SCALE = [
     resource_case(RS, "scale up: failed pods ignored with missing container metric", current=2,
                   readiness=[T, T, F, F], phases=[RUNNING, RUNNING, FAILED, FAILED], container="container2",
                   requests=cpu_requests(4, "1.0"), levels=[[1000, 500], [9000, 700], [1000], [9000]], target=30,
-                  replicas=4, utilization=60, raw=600, marks=MISSING_CONTAINER_XFAIL),
+                  replicas=4, utilization=60, raw=600),
     resource_case(RS, "scale up: container metrics with failed pods ignored", current=2, readiness=[T, T, F, F],
                   phases=[RUNNING, RUNNING, FAILED, FAILED], container="container2",
                   requests=cpu_requests(4, "1.0"), levels=[[1000, 500], [9000, 700]], target=30,
@@ -315,8 +300,7 @@ RESOURCE_MISSING_METRICS = [
                   error="no metrics returned matched known pods"),
     resource_case(RM, "no metrics returned from metrics API", current=4, requests=cpu_requests(3, "1.0"),
                   levels=pod_metric_levels(), target=100,
-                  error="unable to get metrics for resource cpu: no metrics returned from resource metrics API",
-                  marks=RESOURCE_API_ERROR_XFAIL),
+                  error="unable to get metrics for resource cpu: no metrics returned from resource metrics API"),
     resource_case(RM, "missing CPU request on container", current=1, requests=[],
                   levels=pod_metric_levels(200), target=100,
                   error="missing request for"),
@@ -352,9 +336,17 @@ def _computed_tolerance_cases() -> list[Any]:
         raw=raw,
     )
     target = abs(1 / (requested_to_used * (1 - TOL))) + 0.004
-    hold = resource_case(test, "a target just inside the tolerance holds", current=start_pods,
-                         requests=requests, levels=levels, target=int(target * 100),
-                         replicas=start_pods, utilization=utilization, raw=raw)  # fmt: skip
+    hold = resource_case(
+        test,
+        "a target just inside the tolerance holds",
+        current=start_pods,
+        requests=requests,
+        levels=levels,
+        target=int(target * 100),
+        replicas=start_pods,
+        utilization=utilization,
+        raw=raw,
+    )
     return [breach, hold]
 
 
