@@ -9,6 +9,7 @@ It must not import the autoscaler's own layers (kube, metrics, daemon): it stand
 
 from autoscaler.sim.apiserver.audit import AuditLog, AuditRecord
 from autoscaler.sim.apiserver.clock import Clock, FakeClock, RealClock
+from autoscaler.sim.apiserver.command import main
 from autoscaler.sim.apiserver.errors import ApiError
 from autoscaler.sim.apiserver.faults import Fault, FaultInjector
 from autoscaler.sim.apiserver.lifecycle import READY_DELAY_ANNOTATION, START_DELAY_ANNOTATION, PodLifecycle
@@ -29,4 +30,5 @@ __all__ = [
     "RealClock",
     "default_crds",
     "load_manifests",
+    "main",
 ]

@@ -123,10 +123,41 @@ def openapi_v3(registry: Registry) -> JSON:
     return {"paths": paths}
 
 
-def openapi_v3_group(path: str) -> JSON:
+def openapi_v3_group(registry: Registry, path: str) -> JSON | None:
+    """One group version's OpenAPI v3 document: no schemas, but a PATCH operation per kind that declares the
+    `fieldValidation` parameter, which is how kubectl 1.32 decides that the server validates fields itself
+    (without it, kubectl falls back to client-side validation and wants the protobuf /openapi/v2)."""
+    parts = [p for p in path.split("/") if p][2:]
+    if parts[:1] == ["api"] and len(parts) == 2:
+        group, version_name = "", parts[1]
+    elif parts[:1] == ["apis"] and len(parts) == 3:
+        group, version_name = parts[1], parts[2]
+    else:
+        return None
+    types = [t for t in registry.all() if (t.group, t.version) == (group, version_name)]
+    if not types:
+        return None
+    prefix = f"/apis/{group}/{version_name}" if group else f"/api/{version_name}"
+    paths: JSON = {}
+    for rtype in types:
+        scope = "/namespaces/{namespace}" if rtype.namespaced else ""
+        gvk = {"group": rtype.group, "version": rtype.version, "kind": rtype.kind}
+        parameters = [
+            {"name": name, "in": "query", "schema": {"type": "string", "uniqueItems": True}}
+            for name in ("dryRun", "fieldManager", "fieldValidation", "force")
+        ]
+        paths[f"{prefix}{scope}/{rtype.plural}/{{name}}"] = {
+            "patch": {
+                "operationId": f"patch{rtype.kind}",
+                "parameters": parameters,
+                "responses": {"200": {"description": "OK"}},
+                "x-kubernetes-action": "patch",
+                "x-kubernetes-group-version-kind": gvk,
+            }
+        }
     return {
         "openapi": "3.0.0",
         "info": {"title": "Kubernetes", "version": KUBERNETES_VERSION[2]},
-        "paths": {},
+        "paths": paths,
         "components": {"schemas": {}},
     }

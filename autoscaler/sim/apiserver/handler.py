@@ -225,9 +225,10 @@ class Handler(BaseHTTPRequestHandler):
             return self._send_json(200, discovery.openapi_v2())
         if path.rstrip("/") == "/openapi/v3":
             return self._send_json(200, discovery.openapi_v3(registry))
-        if path.startswith("/openapi/v3/"):
-            return self._send_json(200, discovery.openapi_v3_group(path))
-        raise errors.page_not_found()
+        document = discovery.openapi_v3_group(registry, path) if path.startswith("/openapi/v3/") else None
+        if document is None:
+            raise errors.page_not_found()
+        return self._send_json(200, document)
 
     def _emulator(self, path: str, query: dict[str, str], raw: bytes) -> int:
         app = self.server.app

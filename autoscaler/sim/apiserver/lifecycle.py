@@ -17,6 +17,8 @@ would, and every change shows up in watches.
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import threading
 import uuid
 from dataclasses import dataclass
@@ -155,6 +157,7 @@ class PodLifecycle:
         self._local = threading.local()
         self._dirty: set[WorkloadKey] = set()
         self._next_ip = 0
+        self._event_sequence = 0
         store.subscribe(self._on_change)
 
     def _type(self, group: str, plural: str) -> ResourceType:
@@ -280,7 +283,8 @@ class PodLifecycle:
             labels["statefulset.kubernetes.io/pod-name"] = name
             labels["apps.kubernetes.io/pod-index"] = str(ordinal)
         elif plural == "deployments":
-            template_hash = format(abs(hash(str(spec.get("template")))) % 16**10, "010x")
+            template_json = json.dumps(spec.get("template"), sort_keys=True).encode()
+            template_hash = hashlib.sha256(template_json).hexdigest()[:10]
             labels["pod-template-hash"] = template_hash
             name_prefix = f"{meta['name']}-{template_hash}-"
             name = name_prefix + random_suffix()
@@ -362,6 +366,12 @@ class PodLifecycle:
         with contextlib.suppress(errors.ApiError):  # deleted meanwhile
             self._store.modify(rtype, workload["metadata"]["namespace"], workload["metadata"]["name"], change)
 
+    def _event_name(self, name: str) -> str:
+        """<object>.<hex nanoseconds>, as client-go's recorder names events (chronological by name)."""
+        nanos = int(self._clock.now().timestamp() * 1e9)
+        self._event_sequence = max(self._event_sequence + 1, nanos)
+        return f"{name}.{self._event_sequence:x}"
+
     def _event(self, workload: JSON, reason: str, pod_name: str, *, deleted: bool) -> None:
         if not self._emit_events:
             return
@@ -378,7 +388,7 @@ class PodLifecycle:
         now = timestamp(self._clock.now())
         event = {
             "apiVersion": "v1", "kind": "Event",
-            "metadata": {"name": f"{meta['name']}.{uuid.uuid4().hex[:16]}", "namespace": meta["namespace"],
+            "metadata": {"name": self._event_name(meta["name"]), "namespace": meta["namespace"],
                          "uid": str(uuid.uuid4()), "creationTimestamp": now},
             "involvedObject": {"apiVersion": workload.get("apiVersion", "apps/v1"), "kind": kind, "name": meta["name"],
                                "namespace": meta["namespace"], "uid": meta["uid"],

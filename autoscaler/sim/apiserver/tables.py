@@ -2,8 +2,8 @@
 
 Built-in kinds get the columns the real server's printers produce (deployments: NAME READY UP-TO-DATE
 AVAILABLE AGE; pods: NAME READY STATUS RESTARTS AGE; ...); custom resources get their CRD's
-additionalPrinterColumns, evaluated with `jsonpath` (a `date` cell is the raw timestamp, which kubectl turns
-into an age). Ages of built-in kinds are computed here from the emulator's clock.
+additionalPrinterColumns, evaluated with `jsonpath` (a `date` cell is rendered as an age, as the real CRD
+table convertor does). Ages are computed here from the emulator's clock.
 """
 
 from __future__ import annotations
@@ -216,7 +216,7 @@ _BUILTIN: dict[tuple[str, str], tuple[list[JSON], Row]] = {
 }  # fmt: skip
 
 
-def _custom_cell(column: PrinterColumn, obj: JSON) -> Any:
+def _custom_cell(column: PrinterColumn, obj: JSON, now: datetime) -> Any:
     try:
         values = jsonpath.find(obj, column.json_path)
     except ValueError:
@@ -231,7 +231,8 @@ def _custom_cell(column: PrinterColumn, obj: JSON) -> Any:
     if column.type == "boolean":
         return value if isinstance(value, bool) else None
     if column.type == "date":
-        return value if isinstance(value, str) else None
+        # The CRD table convertor renders dates as ages (metatable.ConvertToHumanReadableDateType).
+        return _age(value, now) if isinstance(value, str) else None
     if isinstance(value, bool):
         return "true" if value else "false"
     return value if isinstance(value, str) else str(value)
@@ -248,7 +249,7 @@ def _columns_and_row(rtype: ResourceType) -> tuple[list[JSON], Row]:
         ]
 
         def row(obj: JSON, now: datetime) -> list[Any]:
-            return [_meta(obj).get("name")] + [_custom_cell(c, obj) for c in rtype.printer_columns]
+            return [_meta(obj).get("name")] + [_custom_cell(c, obj, now) for c in rtype.printer_columns]
 
         return columns, row
     return [_NAME, _AGE], lambda o, now: [_meta(o).get("name"), _age(_meta(o).get("creationTimestamp"), now)]

@@ -1,0 +1,83 @@
+"""The label-selector grammar of k8s.io/apimachinery/pkg/labels, and field selectors, parsed and matched."""
+
+from __future__ import annotations
+
+import pytest
+
+from autoscaler.sim.apiserver.selectors import (
+    SelectorError,
+    parse_field_selector,
+    parse_label_selector,
+    path_getter,
+    selector_string,
+)
+
+LABELS = {"app": "web", "tier": "front", "version": "3", "track": ""}
+
+
+@pytest.mark.parametrize(
+    ("selector", "matches"),
+    [
+        pytest.param("", True, id="empty selects everything"),
+        pytest.param("app=web", True, id="equals"),
+        pytest.param("app==web", True, id="double equals"),
+        pytest.param("app!=web", False, id="not equals"),
+        pytest.param("missing!=x", True, id="not equals holds for an absent key"),
+        pytest.param("app in (api, web)", True, id="in"),
+        pytest.param("app notin (api,web)", False, id="notin"),
+        pytest.param("missing notin (x)", True, id="notin holds for an absent key"),
+        pytest.param("tier", True, id="exists"),
+        pytest.param("!tier", False, id="does not exist"),
+        pytest.param("!missing", True, id="does not exist, absent"),
+        pytest.param("track=", True, id="empty value"),
+        pytest.param("version>2", True, id="greater than"),
+        pytest.param("version<3", False, id="less than"),
+        pytest.param("app=web,tier=front,!missing", True, id="all requirements must hold"),
+        pytest.param("app=web,tier=back", False, id="one failing requirement fails"),
+        pytest.param("app in (web,),tier", True, id="empty value inside a set"),
+        pytest.param("example.com/team notin (a)", True, id="prefixed key"),
+    ],
+)
+def test_label_selector_matches(selector: str, matches: bool) -> None:
+    assert parse_label_selector(selector).matches(LABELS) is matches
+
+
+@pytest.mark.parametrize(
+    "selector",
+    [
+        pytest.param("app in web", id="set without parentheses"),
+        pytest.param("app in ()", id="empty set"),
+        pytest.param("app=web,", id="trailing comma"),
+        pytest.param("app = we b", id="two values"),
+        pytest.param("-app=web", id="key starting with a dash"),
+        pytest.param("app=web!", id="invalid value"),
+        pytest.param("app>x", id="non-integer bound"),
+        pytest.param("a" * 64 + "=x", id="key too long"),
+        pytest.param("app=(web)", id="parenthesis as a value"),
+        pytest.param("!app=web", id="operator after not"),
+        pytest.param("app in (a", id="unclosed set"),
+        pytest.param("Example.com/app=x", id="upper-case prefix"),
+    ],
+)
+def test_invalid_label_selectors_raise(selector: str) -> None:
+    with pytest.raises(SelectorError):
+        parse_label_selector(selector)
+
+
+def test_selector_string_is_what_scale_reports() -> None:
+    selector = {
+        "matchLabels": {"tier": "front", "app": "web"},
+        "matchExpressions": [
+            {"key": "env", "operator": "In", "values": ["prod", "dev"]},
+            {"key": "canary", "operator": "DoesNotExist"},
+        ],
+    }
+    assert selector_string(selector) == "app=web,!canary,env in (dev,prod),tier=front"
+
+
+def test_field_selector_supports_only_declared_fields() -> None:
+    getters = {"metadata.name": path_getter("metadata", "name")}
+    (requirement,) = parse_field_selector("metadata.name!=web", getters)
+    assert (requirement.field, requirement.equal, requirement.value) == ("metadata.name", False, "web")
+    with pytest.raises(SelectorError, match="field label not supported: spec.nodeName"):
+        parse_field_selector("spec.nodeName=n1", getters)
