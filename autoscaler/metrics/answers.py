@@ -55,7 +55,26 @@ class SplitAnswer:
 
 
 def split_answer(answer: Answer, grouping: Sequence[str]) -> SplitAnswer:
-    """Separate the marker-labelled timestamp series from the value series."""
+    """Separate the marker-labelled timestamp series from the value series (once per answer)."""
+    return answer.memo(("split", tuple(grouping)), lambda: _split(answer, grouping))
+
+
+def by_label(answer: Answer, grouping: Sequence[str], label: str) -> dict[str, list[Series]]:
+    """The value series indexed by one label's value (once per answer): each target then looks up only its
+    own pods instead of walking its namespace's whole answer."""
+
+    def index() -> dict[str, list[Series]]:
+        found: dict[str, list[Series]] = {}
+        for series in split_answer(answer, grouping).values:
+            value = series.labels.get(label)
+            if value is not None:
+                found.setdefault(value, []).append(series)
+        return found
+
+    return answer.memo(("by_label", tuple(grouping), label), index)
+
+
+def _split(answer: Answer, grouping: Sequence[str]) -> SplitAnswer:
     values = []
     sample_times: dict[tuple[str, ...], float] = {}
     for series in answer.series:

@@ -4,12 +4,15 @@ the planned query (`Query`, `Answer`). Plain frozen dataclasses, no behaviour be
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any, TypeVar, cast
 
 from autoscaler.core.types import MetricSpec, ObjectReference, Pod
 from autoscaler.metrics.binding import PrometheusBinding
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,3 +85,12 @@ class Answer:
 
     result_type: str  # vector | scalar | matrix | string
     series: tuple[Series, ...]
+    # Indexes derived from the series, computed once per answer and shared by every metric that reads it
+    # (a namespace's answer serves all its targets: re-walking it per target would be quadratic).
+    _memo: dict[Hashable, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def memo(self, key: Hashable, compute: Callable[[], _T]) -> _T:
+        """`compute()`, once per answer and key. Not thread-safe: answers are read on one thread."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return cast(_T, self._memo[key])

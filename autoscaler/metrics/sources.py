@@ -25,7 +25,7 @@ from autoscaler.core.types import (
     ResourceReading,
 )
 from autoscaler.metrics import promql
-from autoscaler.metrics.answers import check_result_type, group_key, no_data, split_answer, to_milli, utc
+from autoscaler.metrics.answers import by_label, check_result_type, group_key, no_data, split_answer, to_milli, utc
 from autoscaler.metrics.binding import PrometheusBinding
 from autoscaler.metrics.context import Answer, MetricRequest, Query, Series
 from autoscaler.metrics.errors import PermanentError, StaleDataError
@@ -168,13 +168,14 @@ class _PerPodSource(PrometheusSource):
         binding = request.binding or _NO_BINDING
         context = request.context
         split = split_answer(answer, plan.grouping)
-        pods = context.pod_names
+        index = by_label(answer, plan.grouping, binding.pod_label)
         found: dict[str, list[tuple[Series, float]]] = {}
         stale: StaleDataError | None = None
-        for series in split.values:
+        names = dict.fromkeys(pod.name for pod in context.pods)  # each pod once, in order
+        for series in (series for name in names for series in index.get(name, ())):
             namespace = series.labels.get(binding.namespace_label)
-            pod = series.labels.get(binding.pod_label)
-            if pod not in pods or (namespace is not None and namespace != context.namespace):
+            pod = series.labels[binding.pod_label]
+            if namespace is not None and namespace != context.namespace:
                 continue
             sample_time = self.sample_time(plan, split.sample_times, series)
             try:
