@@ -35,6 +35,7 @@ from tests.conformance.builders import (
     pod_metrics_list,
     pods_metric,
     pods_metric_value_list,
+    resource_average_value_metric,
     resource_utilization_metric,
 )
 
@@ -487,4 +488,44 @@ EXTERNAL_PER_POD_METRIC = [
     POD_METRIC + OBJECT_METRIC + OBJECT_PER_POD_METRIC + EXTERNAL_METRIC + EXTERNAL_PER_POD_METRIC,
 )
 def test_metric_replicas(snapshot: dict[str, Any], expected: Expected) -> None:
+    _check(snapshot, expected)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Derived cases: branches of replica_calculator.go that replica_calculator_test.go (1.36) has no row for
+# ---------------------------------------------------------------------------------------------------
+
+RAW = "derived, no upstream case: GetRawResourceReplicas"
+FROM_ZERO = "derived, no upstream case: getUsageRatioReplicaCount from zero"
+DERIVED = [
+    # calcPlainMetricReplicas over cpu usage: the same fixture as TestReplicaCalcResourceScale "scale up".
+    metric_case(RAW, "scale up on the pods' average usage", current=3,
+                metric=resource_average_value_metric(600), reading=pod_metrics_list(pod_metric_levels(300, 500, 700)),
+                replicas=5, usage=("averageValueMilli", 1000)),
+    metric_case(RAW, "an unready pod counts as 0 on a scale-up (CPU readiness rules apply)", current=3,
+                readiness=[F, T, T], metric=resource_average_value_metric(600),
+                reading=pod_metrics_list(pod_metric_levels(300, 500, 700)),
+                replicas=4, usage=("averageValueMilli", 1200)),
+    metric_case(RAW, "missing pods count as using the target on a scale-down", current=4,
+                metric=resource_average_value_metric(1000), reading=pod_metrics_list(pod_metric_levels(200, 200)),
+                replicas=3, usage=("averageValueMilli", 400)),
+    # With currentReplicas 0 (minReplicas 0), the ratio is rounded up directly: no pods, no tolerance.
+    metric_case(FROM_ZERO, "object metric above target", current=0,
+                metric=object_value_metric("qps", 15000), reading=object_metric_value("qps", 20000),
+                replicas=2, usage=("valueMilli", 20000)),
+    metric_case(FROM_ZERO, "external metric above target", current=0,
+                metric=external_value_metric("qps", 4400), reading=external_metric_value_list("qps", [8600]),
+                replicas=2, usage=("valueMilli", 8600)),
+    metric_case(FROM_ZERO, "external metric at zero stays at zero", current=0,
+                metric=external_value_metric("qps", 4400), reading=external_metric_value_list("qps", [0]),
+                replicas=0, usage=("valueMilli", 0)),
+    metric_case(FROM_ZERO, "within tolerance of the target still scales from zero", current=0,
+                metric=object_value_metric("qps", 20000), reading=object_metric_value("qps", 20666),
+                replicas=2, usage=("valueMilli", 20666)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("snapshot", "expected"), DERIVED)
+def test_derived_replicas(snapshot: dict[str, Any], expected: Expected) -> None:
+    """Branches without an upstream row, with expectations worked out by hand from the Go code."""
     _check(snapshot, expected)
