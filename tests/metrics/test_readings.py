@@ -191,3 +191,44 @@ def test_scalar_business_metric(reader: MetricsReader, data: datetime) -> None:
         request(spec(OBJ, V, metric="orders", described=ObjectReference("Service", "shop")), ctx, binding)
     ) == ObjectReading(4500, data)
     assert reader.read_one(request(spec(EXT, AV, metric="orders"), ctx, binding)) == ExternalReading((4500,), data)
+
+
+def test_object_label_overrides(reader: MetricsReader, prometheus: PrometheusServer, data: datetime) -> None:
+    """ingress-nginx behind a ServiceMonitor: the namespace is `exported_namespace`, the object `ingress`;
+    both the docs' raw query and the label options read it."""
+    labels = {"__name__": "nginx_ingress_controller_requests", "exported_namespace": NS, "ingress": "storefront"}
+    remote_write.push(
+        prometheus.url,
+        [
+            _counter({**labels, "status": "200"}, data, 30),
+            _counter({**labels, "status": "404"}, data, 1.5),
+            _gauge({"__name__": "lb_connections", "exported_namespace": NS, "backend": "storefront"}, data, 8),
+        ],
+    )
+    ctx = context(NS, data, pod("web-1"))
+    metric = spec(OBJ, V, metric="ingress_requests_per_second", described=ObjectReference("Ingress", "storefront"))
+    query = (
+        'sum(rate(nginx_ingress_controller_requests{exported_namespace="${namespace}", ingress="${object_name}"}[1m]))'
+    )
+    assert reader.read_one(request(metric, ctx, {"query": query})) == ObjectReading(31500, data)
+    by_labels = spec(OBJ, V, metric="lb_connections", described=ObjectReference("Service", "storefront"))
+    binding = {"objectLabel": "backend", "namespaceLabel": "exported_namespace"}
+    assert reader.read_one(request(by_labels, ctx, binding)) == ObjectReading(8000, data)
+
+
+def test_container_resource_custom_template(reader: MetricsReader, data: datetime) -> None:
+    """A per-spec raw query may narrow to the named container with `${container}`."""
+    ctx = context(NS, data, pod("web-1", "app", "sidecar"))
+    query = 'sum by (${by}) (rate(container_cpu_usage_seconds_total{${matchers}, container="${container}"}[${window}]))'
+    metric = spec(MetricSourceType.CONTAINER_RESOURCE, U, resource="cpu", container="sidecar")
+    reading = reader.read_one(request(metric, ctx, {"query": query}))
+    assert reading == ResourceReading(pods=(PodUsage("web-1", data, 60.0, (ContainerUsage("sidecar", {"cpu": 50}),)),))
+
+
+def test_resource_empty_as_zero(reader: MetricsReader, data: datetime) -> None:
+    """Opted in, a pod without any series reads as zero usage in each of its containers."""
+    ctx = context("readings-empty", data, pod("idle-1", "app", "sidecar"))
+    binding = {"emptyAsZero": True}
+    reading = reader.read_one(request(spec(RES, U, resource="cpu"), ctx, binding))
+    expected = (ContainerUsage("app", {"cpu": 0}), ContainerUsage("sidecar", {"cpu": 0}))
+    assert reading == ResourceReading(pods=(PodUsage("idle-1", data, 60.0, expected),))
