@@ -689,6 +689,56 @@ def test_reconcile(fields: dict[str, Any], expected: Expected) -> None:
             )
 
 
+# horizontal_test.go (1.36) has no row with a per-HPA tolerance; these rows follow horizontal.go's
+# tolerancesForHpa (behavior.scaleUp/scaleDown.tolerance override the controller's 0.1 per direction,
+# only with the HPAConfigurableTolerance gate on) and the e2e "with large configurable tolerance" scenario.
+# fmt: off
+CONFIGURABLE_TOLERANCE = [
+    case(
+        "tolerancesForHpa: a scale-up tolerance of 0.01 lets 105% against 100% scale 3 to 4",
+        desired=4,
+        min_replicas=1, max_replicas=10, spec_replicas=3, status_replicas=3, cpu_target=100,
+        reported_levels=[1050] * 3, reported_cpu_requests=[ONE_CPU] * 3, scale_up_rules={"tolerance": "0.01"},
+    ),
+    case(
+        "tolerancesForHpa: a scale-down tolerance leaves the scale-up tolerance at the controller's 0.1",
+        desired=3, conditions=status_ok((ABLE, "True", "ReadyForNewScale")),
+        min_replicas=1, max_replicas=10, spec_replicas=3, status_replicas=3, cpu_target=100,
+        reported_levels=[1050] * 3, reported_cpu_requests=[ONE_CPU] * 3, scale_down_rules={"tolerance": "0.01"},
+    ),
+    case(
+        "tolerancesForHpa: a scale-down tolerance of 0.05 lets 92% against 100% scale 20 to 19",
+        desired=19,
+        min_replicas=1, max_replicas=30, spec_replicas=20, status_replicas=20, cpu_target=100,
+        reported_levels=[920] * 20, reported_cpu_requests=[ONE_CPU] * 20, scale_down_rules={"tolerance": "0.05"},
+        recommendations=(),
+    ),
+    case(
+        "e2e with large configurable tolerance: a scale-up tolerance of 1 holds 150% against 100%",
+        desired=3, conditions=status_ok((ABLE, "True", "ReadyForNewScale")),
+        min_replicas=1, max_replicas=10, spec_replicas=3, status_replicas=3, cpu_target=100,
+        reported_levels=[1500] * 3, reported_cpu_requests=[ONE_CPU] * 3, scale_up_rules={"tolerance": "1"},
+    ),
+]
+# fmt: on
+
+
+@pytest.mark.parametrize(("fields", "expected"), CONFIGURABLE_TOLERANCE)
+def test_configurable_tolerance(fields: dict[str, Any], expected: Expected) -> None:
+    test_reconcile(fields, expected)
+
+
+def test_configurable_tolerance_needs_the_feature_gate() -> None:
+    """tolerancesForHpa: with HPAConfigurableTolerance off, behavior tolerances are ignored."""
+    data = horizontal_test_snapshot(
+        min_replicas=1, max_replicas=10, spec_replicas=3, status_replicas=3, cpu_target=100,
+        reported_levels=[1050] * 3, reported_cpu_requests=[ONE_CPU] * 3, scale_up_rules={"tolerance": "0.01"},
+    )  # fmt: skip
+    data["settings"]["configurableTolerance"] = False
+    result = replay_data(data)
+    assert (result["rescale"], result["status"]["desiredReplicas"]) == (False, 3)
+
+
 def test_unknown_metric_source_type_is_rejected_by_the_spec() -> None:
     """Why the CheddarCheese rows use a stand-in: a metric type the API does not know never reaches the core."""
     data = horizontal_test_snapshot(
