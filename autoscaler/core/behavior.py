@@ -377,10 +377,10 @@ def _record(events: tuple[ScaleEvent, ...], change: int, longest: int, now: date
     cutoff = now - timedelta(seconds=longest)
     marked = [ScaleEvent(e.replica_change, e.timestamp, True) if e.timestamp < cutoff else e for e in events]
     new_event = ScaleEvent(change, now, False)
-    for i, event in enumerate(marked):
-        if event.outdated:
-            marked[i] = new_event  # outdated events are reused in place
-            return tuple(marked)
+    outdated = [i for i, event in enumerate(marked) if event.outdated]
+    if outdated:
+        marked[outdated[-1]] = new_event  # the last outdated slot is reused in place, as upstream does
+        return tuple(marked)
     return (*marked, new_event)
 
 

@@ -142,7 +142,7 @@ def group_pods(
     cpu_init = timedelta(seconds=settings.cpu_initialization_period_seconds)
     readiness_delay = timedelta(seconds=settings.initial_readiness_delay_seconds)
     for pod in pods:
-        if pod.deleted or pod.phase in (PodPhase.FAILED, PodPhase.SUCCEEDED):
+        if pod.deleted or pod.phase == PodPhase.FAILED:
             ignored.add(pod.name)
             continue
         if pod.phase == PodPhase.PENDING:
@@ -178,6 +178,30 @@ def _request_containers(pod: Pod) -> list[Container]:
     return list(pod.containers) + [c for c in pod.init_containers if c.restart_policy_always]
 
 
+def _aggregate_container_request(pod: Pod, resource: str) -> int | None:
+    """resourcehelpers.AggregateContainerRequests for one resource: the running set (containers and
+    sidecars) or, when larger, an init container with the sidecars started before it; None when no
+    container requests the resource."""
+    seen = False
+    running = 0
+    for c in pod.containers:
+        if resource in c.requests:
+            seen = True
+            running += c.requests[resource]
+    sidecars = 0
+    init_peak = 0
+    for c in pod.init_containers:
+        request = c.requests.get(resource)
+        seen = seen or request is not None
+        if c.restart_policy_always:
+            running += request or 0
+            sidecars += request or 0
+            init_peak = max(init_peak, sidecars)
+        else:
+            init_peak = max(init_peak, (request or 0) + sidecars)
+    return max(running, init_peak) if seen else None
+
+
 def calculate_requests(pods: Sequence[Pod], container: str, resource: str) -> dict[str, int]:
     """calculateRequests: per pod, the pod-level request, one container's, or the containers' sum.
 
@@ -191,10 +215,10 @@ def calculate_requests(pods: Sequence[Pod], container: str, resource: str) -> di
             if resource in pod.pod_requests:
                 requests[pod.name] = pod.pod_requests[resource]
                 continue
-            having = [c.requests[resource] for c in _request_containers(pod) if resource in c.requests]
-            if not having:
+            aggregate = _aggregate_container_request(pod, resource)
+            if aggregate is None:
                 raise MetricComputationError(f"missing pod-level request for {resource} in Pod {pod.name}")
-            requests[pod.name] = sum(having)
+            requests[pod.name] = aggregate
             continue
         candidates = _request_containers(pod)
         total = 0

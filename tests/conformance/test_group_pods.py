@@ -40,11 +40,6 @@ def metric(value: int = 1, timestamp: datetime = GO_ZERO_TIME, window_seconds: f
 # TestGroupPods
 # ---------------------------------------------------------------------------------------------------
 
-SUCCEEDED_IS_COUNTED = pytest.mark.xfail(
-    strict=True,
-    reason="groupPods ignores only deleted and Failed pods; calculator.group_pods also ignores Succeeded pods",
-)
-
 # (name, pods, metrics, resource, (ready count, unready, missing, ignored)). Upstream gives most of these pods
 # the phase Succeeded, which groupPods treats like Running; SUCCEEDED marks those rows.
 SUCCEEDED = "Succeeded"
@@ -162,8 +157,7 @@ def _group_pods_params() -> list[Any]:
     params = []
     for name, pods, metrics, resource, expected in GROUP_PODS:
         succeeded = any(p.phase == SUCCEEDED for p in pods)
-        marks = SUCCEEDED_IS_COUNTED if succeeded else ()
-        params.append(pytest.param(pods, metrics, resource, expected, id=f"TestGroupPods: {name}", marks=marks))
+        params.append(pytest.param(pods, metrics, resource, expected, id=f"TestGroupPods: {name}"))
         if succeeded:
             # The same row with Running pods: the readiness and CPU-initialization rules on their own.
             running = [replace(p, phase="Running") for p in pods]
@@ -205,12 +199,6 @@ def cpu(name: str, millis: int | None = None, *, sidecar: bool = False) -> Conta
     return Container(name, {} if millis is None else {"cpu": millis}, restart_policy_always=sidecar)
 
 
-POD_LEVEL_INIT_MAX_XFAIL = pytest.mark.xfail(
-    strict=True,
-    reason="resourcehelpers.AggregateContainerRequests takes max(running set, each init container + earlier "
-    "sidecars); calculate_requests' pod-level fallback sums containers and sidecars only",
-)
-
 CR = "TestCalculateRequests"
 CALCULATE_REQUESTS = [
     pytest.param([], "", {}, id=f"{CR}: void"),
@@ -243,7 +231,7 @@ CALCULATE_REQUESTS = [
     # raises it (max, as for scheduling).
     pytest.param([pod(cpu("container1", 100), cpu("container2", 50), init=(cpu("init-container1", 300),),
                       pod_requests={"memory": 2**30 * 1000})], "",
-                 {TEST_POD: 300}, marks=POD_LEVEL_INIT_MAX_XFAIL,
+                 {TEST_POD: 300},
                  id="derived, no upstream case: calculatePodLevelRequests: a larger init container sets the cpu"),
     pytest.param([pod(cpu("container1", 100))], "non-existent-container",
                  "container non-existent-container not found in Pod test-pod",
