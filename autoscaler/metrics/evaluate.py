@@ -22,7 +22,7 @@ import structlog
 from autoscaler.core.types import Reading
 from autoscaler.metrics.client import PrometheusClient
 from autoscaler.metrics.context import Answer, MetricRequest, Query
-from autoscaler.metrics.errors import MetricsError, PermanentError
+from autoscaler.metrics.errors import MetricsError, PermanentError, TransientError
 from autoscaler.metrics.registry import SourceRegistry
 from autoscaler.metrics.settings import MetricsSettings
 from autoscaler.metrics.source import MetricSource, QueryPlan
@@ -31,6 +31,8 @@ log = structlog.get_logger(__name__)
 
 # Retries stop after a third of the sync period: the next tick is the retry for anything longer.
 RETRY_SHARE_OF_SYNC_PERIOD = 1 / 3
+# Queries not started within this share of the sync period are not sent: the tick must end in time.
+PASS_SHARE_OF_SYNC_PERIOD = 0.8
 
 
 class QueryClient(Protocol):
@@ -115,7 +117,11 @@ class MetricsReader:
             if not isinstance(item, MetricsError):
                 budget = request.context.sync_period_seconds * RETRY_SHARE_OF_SYNC_PERIOD
                 budgets[item[1].query] = min(budget, budgets.get(item[1].query, budget))
-        answers = self._run(budgets)
+        deadline = self._settings.pass_deadline_seconds
+        if deadline is None:
+            shortest = min((r.context.sync_period_seconds for r in requests), default=15.0)
+            deadline = shortest * PASS_SHARE_OF_SYNC_PERIOD
+        answers = self._run(budgets, deadline_seconds=deadline)
         outcomes: list[Outcome] = []
         for request, item in zip(requests, planned, strict=True):
             if isinstance(item, MetricsError):
@@ -150,13 +156,22 @@ class MetricsReader:
         )
         return result
 
-    def _run(self, budgets: Mapping[Query, float]) -> dict[Query, Answer | MetricsError]:
+    def _run(self, budgets: Mapping[Query, float], *, deadline_seconds: float) -> dict[Query, Answer | MetricsError]:
+        deadline = self._monotonic() + deadline_seconds
+
         def one(query: Query) -> Answer | MetricsError:
             client = self._clients.get(query.server)
             if client is None:
                 return PermanentError(f"no connection to server {query.server!r}", error_type="config")
+            remaining = deadline - self._monotonic()
+            if remaining <= 0:
+                return TransientError(
+                    f"not sent: the pass ran past its {deadline_seconds:g} s deadline",
+                    promql=query.promql,
+                    server=query.server,
+                )
             try:
-                return client.query(query.promql, time=query.time, budget_seconds=budgets[query])
+                return client.query(query.promql, time=query.time, budget_seconds=min(budgets[query], remaining))
             except MetricsError as err:
                 return err
 

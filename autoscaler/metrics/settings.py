@@ -194,6 +194,12 @@ class MetricsSettings(_Strict):
     max_concurrent_queries: int = Field(
         default=8, ge=1, le=64, description="Queries in flight at once during one evaluation pass."
     )
+    pass_deadline_seconds: float | None = Field(
+        default=None,
+        gt=0,
+        description="A query not started this long after its pass began fails as transient instead of being "
+        "sent; default: 80 % of the shortest sync period in the pass, so a slow server cannot stall a tick.",
+    )
 
     @model_validator(mode="after")
     def _default_exists(self) -> MetricsSettings:

@@ -146,3 +146,20 @@ def test_plan_sends_nothing(proxy: Proxy, make_reader: Callable[..., MetricsRead
         '"autoscaler_sample", "timestamp", "", "")'
     )
     assert proxy.requests == []
+
+
+def test_a_slow_server_cannot_stall_the_pass(
+    proxy: Proxy, make_reader: Callable[..., MetricsReader], base_time: datetime
+) -> None:
+    """Queries not started before the pass deadline fail as transient instead of queueing behind slow ones."""
+    from autoscaler.metrics import TransientError
+
+    proxy.delay_seconds = 0.2
+    reader = make_reader(proxy.url, settings={"maxConcurrentQueries": 1, "passDeadlineSeconds": 0.5})
+    ctx = context("batch-a", base_time)
+    requests = [request(spec(MetricSourceType.EXTERNAL, metric=f"batch_slow_{i}"), ctx) for i in range(8)]
+    result = reader.read(requests)
+    late = [o for o in result.outcomes if isinstance(o, TransientError) and "deadline" in o.message]
+    assert 0 < len(late) < 8 and len(proxy.queries()) == 8 - len(late)
+    assert result.duration_seconds < 2
+    assert late[0].metric.startswith("batch_slow_") and late[0].server == "main"
