@@ -9,8 +9,9 @@ reason, in order; statusOk when the test sets none), the CPU utilization in stat
 verifies it (verifyCPUCurrent), and the events where it verifies them (verifyEvents).
 
 Differences of form, each named where it applies:
-- Upstream's test binary sets scaleUpLimitFactor to 8; snapshots run with the real factor 2. No case
-  below reaches either limit differently (each row's numbers were checked against both).
+- Upstream's test binary sets scaleUpLimitFactor to 8, which a snapshot cannot set; every row runs with
+  the real factor 2 through replay and, from the same snapshot, with factor 8 through `core.decide`, and
+  both must give upstream's answer.
 - Metrics of the invalid type "CheddarCheese" cannot be written in our strict spec (as the API server
   rejects them); those rows use a Pods metric whose reading fails instead, which takes the same path
   through computeReplicasForMetrics with reason FailedGetPodsMetric instead of InvalidMetricSourceType.
@@ -19,13 +20,15 @@ Differences of form, each named where it applies:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
 
+from autoscaler.core.decision import decide
 from autoscaler.replay import replay_data
 from autoscaler.spec.errors import SpecError
+from autoscaler.spec.snapshot import load_snapshot
 from tests.conformance.builders import (
     NOW,
     cool_cpu_creation_time,
@@ -671,7 +674,8 @@ def _cpu_utilization(result: dict[str, Any]) -> int | None:
     ("fields", "expected"), [*SCALE_UP, *SCALE_DOWN, *TOLERANCE, *MIN_MAX, *MISSING_AND_EMPTY, *EVENTS, *CONDITIONS]
 )
 def test_reconcile(fields: dict[str, Any], expected: Expected) -> None:
-    result = replay_data(horizontal_test_snapshot(**fields))
+    data = horizontal_test_snapshot(**fields)
+    result = replay_data(data)
 
     assert result["status"]["desiredReplicas"] == expected.desired
     # verifyResults: the scale is written exactly when the count changes, and to the expected count.
@@ -687,6 +691,25 @@ def test_reconcile(fields: dict[str, Any], expected: Expected) -> None:
             assert event["message"] == (
                 f"New size: {expected.desired}; reason: cpu resource utilization (percentage of request) above target"
             )
+    assert _desired_with_upstream_scale_up_limit_factor(data) == expected.desired
+
+
+def _desired_with_upstream_scale_up_limit_factor(data: dict[str, Any]) -> int | None:
+    """The status desired replicas with scaleUpLimitFactor 8, as horizontal_test.go's init() sets it."""
+    snap = load_snapshot(data)
+    decision = decide(
+        spec=snap.spec,
+        scale=snap.scale,
+        pods=snap.pods,
+        metrics=snap.metrics,
+        state=snap.state,
+        settings=replace(snap.settings, scale_up_limit_factor=8.0),
+        now=snap.now,
+        conditions=snap.conditions,
+        last_scale_time=snap.last_scale_time,
+        previous_desired_replicas=snap.previous_desired_replicas,
+    )
+    return decision.status.desired_replicas
 
 
 # horizontal_test.go (1.36) has no row with a per-HPA tolerance; these rows follow horizontal.go's
