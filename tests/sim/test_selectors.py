@@ -79,5 +79,5 @@ def test_field_selector_supports_only_declared_fields() -> None:
     getters = {"metadata.name": path_getter("metadata", "name")}
     (requirement,) = parse_field_selector("metadata.name!=web", getters)
     assert (requirement.field, requirement.equal, requirement.value) == ("metadata.name", False, "web")
-    with pytest.raises(SelectorError, match="field label not supported: spec.nodeName"):
+    with pytest.raises(SelectorError, match=r"field label not supported: spec\.nodeName"):
         parse_field_selector("spec.nodeName=n1", getters)

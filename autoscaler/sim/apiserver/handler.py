@@ -74,6 +74,7 @@ class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True
     server: HttpServer
+    _audit_pending: tuple[str, str, _Call, bool] | None = None
 
     def setup(self) -> None:
         super().setup()
@@ -129,21 +130,22 @@ class Handler(BaseHTTPRequestHandler):
                 name=target.name,
             )
         fault = None if path.startswith("/_emulator/") else app.faults.take(self.command, path)
-        code = 0
+        # The record is written just before the answer goes out, so a client that has its answer finds it.
+        self._audit_pending = None if path.startswith("/_emulator/") else (path, url.query, call, fault is not None)
         try:
             if fault is not None:
                 if fault.delay_seconds > 0:
                     app.stopping.wait(fault.delay_seconds)
                 if fault.drop:
                     self.close_connection = True
+                    self._audit(0)
                     return
                 if fault.status is not None:
                     if fault.status == 409 and isinstance(target, ResourcePath) and target.name and not fault.message:
                         raise errors.conflict(target.rtype.group, target.rtype.plural, target.name)
                     raise errors.for_code(fault.status, fault.message, retry_after_seconds=fault.retry_after_seconds)
-            code = self._dispatch(path, query, raw, target, call)
+            self._dispatch(path, query, raw, target, call)
         except errors.ApiError as err:
-            code = err.code
             headers = {}
             if err.retry_after_seconds is not None:
                 headers["Retry-After"] = str(err.retry_after_seconds)
@@ -151,9 +153,14 @@ class Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
         finally:
-            self._audit(path, url.query, code, call, injected=fault is not None)
+            self._audit(0)
 
-    def _audit(self, path: str, query: str, code: int, call: _Call, *, injected: bool) -> None:
+    def _audit(self, code: int) -> None:
+        """Record this request once (later calls do nothing); code 0 means no answer was sent."""
+        if self._audit_pending is None:
+            return
+        path, query, call, injected = self._audit_pending
+        self._audit_pending = None
         authorization = self.headers.get("Authorization") or ""
         token = authorization[7:].strip() if authorization.lower().startswith("bearer ") else ""
         self.server.app.audit.append(
@@ -362,6 +369,7 @@ class Handler(BaseHTTPRequestHandler):
             bookmark_interval_seconds=app.bookmark_interval_seconds,
         )
         as_table = self._wants_table()
+        self._audit(200)
         self.send_response(200)
         self.send_header("Content-Type", TABLE_CONTENT_TYPE if as_table else "application/json")
         self.send_header("Transfer-Encoding", "chunked")
@@ -386,6 +394,7 @@ class Handler(BaseHTTPRequestHandler):
         return self._send_bytes(code, json.dumps(body, separators=(",", ":")).encode(), content_type, headers)
 
     def _send_bytes(self, code: int, data: bytes, content_type: str, headers: dict[str, str] | None = None) -> int:
+        self._audit(code)
         self.send_response(code)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))

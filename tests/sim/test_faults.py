@@ -1,0 +1,112 @@
+"""The fault injector: injected statuses, delays and dropped connections, none of which change state."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+
+import pytest
+import urllib3
+from kubernetes import client as k8s
+from kubernetes.client.exceptions import ApiException
+
+from autoscaler.sim.apiserver import EmulatedApiServer
+from tests.sim.conftest import NS, Raw, status_of, workload
+
+SCALE = r"/deployments/web/scale$"
+
+
+@pytest.fixture
+def apps(server: EmulatedApiServer, api: k8s.ApiClient) -> k8s.AppsV1Api:
+    server.create(workload("Deployment", "web", replicas=2))
+    return k8s.AppsV1Api(api)
+
+
+@pytest.mark.parametrize(
+    ("code", "reason"),
+    [
+        pytest.param(409, "Conflict", id="conflict"),
+        pytest.param(429, "TooManyRequests", id="throttled"),
+        pytest.param(500, "InternalError", id="internal error"),
+        pytest.param(503, "ServiceUnavailable", id="unavailable"),
+    ],
+)
+def test_injected_status_leaves_state_untouched(
+    server: EmulatedApiServer, apps: k8s.AppsV1Api, code: int, reason: str
+) -> None:
+    before = server.get("apps/v1", "Deployment", "web")
+    server.faults.add(SCALE, method="PATCH", status=code, retry_after_seconds=2 if code == 429 else None)
+    with pytest.raises(ApiException) as caught:
+        apps.patch_namespaced_deployment_scale("web", NS, {"spec": {"replicas": 5}})
+    assert caught.value.status == code
+    assert status_of(caught.value)["reason"] == reason
+    assert status_of(caught.value)["code"] == code
+    assert server.get("apps/v1", "Deployment", "web") == before
+    assert apps.patch_namespaced_deployment_scale("web", NS, {"spec": {"replicas": 5}}).spec.replicas == 5
+
+
+def test_throttling_carries_retry_after(apps: k8s.AppsV1Api, server: EmulatedApiServer) -> None:
+    server.faults.add(SCALE, status=429, retry_after_seconds=3)
+    with pytest.raises(ApiException) as caught:
+        apps.read_namespaced_deployment_scale("web", NS)
+    assert caught.value.headers["Retry-After"] == "3"
+    assert status_of(caught.value)["details"] == {"retryAfterSeconds": 3}
+
+
+def test_injected_conflict_names_the_object(apps: k8s.AppsV1Api, server: EmulatedApiServer) -> None:
+    server.faults.add(SCALE, method="PUT", status=409)
+    scale = apps.read_namespaced_deployment_scale("web", NS)
+    with pytest.raises(ApiException) as caught:
+        apps.replace_namespaced_deployment_scale("web", NS, scale)
+    assert status_of(caught.value)["message"].startswith('Operation cannot be fulfilled on deployments.apps "web"')
+
+
+def test_fault_counts_down_and_matches_only_its_method(apps: k8s.AppsV1Api, server: EmulatedApiServer) -> None:
+    fault = server.faults.add(SCALE, method="PATCH", status=500, times=2)
+    assert apps.read_namespaced_deployment_scale("web", NS).spec.replicas == 2  # GET is not matched
+    for _ in range(2):
+        with pytest.raises(ApiException):
+            apps.patch_namespaced_deployment_scale("web", NS, {"spec": {"replicas": 3}})
+    assert apps.patch_namespaced_deployment_scale("web", NS, {"spec": {"replicas": 3}}).spec.replicas == 3
+    assert fault.hits == 2 and server.faults.active() == []
+
+
+def test_glob_patterns(apps: k8s.AppsV1Api, server: EmulatedApiServer) -> None:
+    server.faults.add("/apis/apps/v1/namespaces/*/deployments/*", glob=True, status=503, times=None)
+    with pytest.raises(ApiException) as caught:
+        apps.read_namespaced_deployment("web", NS)
+    assert caught.value.status == 503
+    server.faults.clear()
+    assert apps.read_namespaced_deployment("web", NS).metadata.name == "web"
+
+
+def test_delay_outlasts_a_client_timeout_without_changing_state(apps: k8s.AppsV1Api, server: EmulatedApiServer) -> None:
+    server.faults.add(SCALE, method="PATCH", delay_seconds=1.0, status=503)
+    with pytest.raises(urllib3.exceptions.ReadTimeoutError):
+        apps.patch_namespaced_deployment_scale("web", NS, {"spec": {"replicas": 9}}, _request_timeout=0.2)
+    assert server.get("apps/v1", "Deployment", "web")["spec"]["replicas"] == 2
+
+
+def test_delay_alone_serves_the_request_late(apps: k8s.AppsV1Api, server: EmulatedApiServer) -> None:
+    server.faults.add(SCALE, method="PATCH", delay_seconds=0.2)
+    assert apps.patch_namespaced_deployment_scale("web", NS, {"spec": {"replicas": 4}}).spec.replicas == 4
+    (record,) = server.audit.records(verb="patch", subresource="scale")
+    assert record.injected and record.code == 200
+
+
+def test_dropped_connection(apps: k8s.AppsV1Api, server: EmulatedApiServer) -> None:
+    server.faults.add(SCALE, method="PATCH", drop=True)
+    with pytest.raises(urllib3.exceptions.ProtocolError):
+        apps.patch_namespaced_deployment_scale("web", NS, {"spec": {"replicas": 7}})
+    assert server.get("apps/v1", "Deployment", "web")["spec"]["replicas"] == 2
+
+
+def test_faults_over_http_for_other_processes(apps: k8s.AppsV1Api, server: EmulatedApiServer, raw: Raw) -> None:
+    code, fault = raw.request("POST", "/_emulator/faults", {"path": SCALE, "method": "GET", "status": 500})
+    assert code == 201 and fault["remaining"] == 1
+    assert raw.request("GET", "/_emulator/faults")[1]["items"][0]["status"] == 500
+    with pytest.raises(ApiException):
+        apps.read_namespaced_deployment_scale("web", NS)
+    request = urllib.request.Request(server.url + "/_emulator/faults", method="DELETE")
+    with urllib.request.urlopen(request, timeout=5) as response:
+        assert json.loads(response.read()) == {"items": []}

@@ -1,0 +1,111 @@
+"""The pod lifecycle model on a fake clock: Pending, Running, Ready; scale-down order; workload status."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from autoscaler.sim.apiserver import READY_DELAY_ANNOTATION, START_DELAY_ANNOTATION, EmulatedApiServer
+from tests.sim.conftest import NS, workload
+
+DELAYS = {START_DELAY_ANNOTATION: "5", READY_DELAY_ANNOTATION: "10"}
+
+
+def _pods(server: EmulatedApiServer, app: str = "web") -> list[Any]:
+    return server.list("v1", "Pod", namespace=NS, label_selector=f"app={app}")
+
+
+def _condition(pod: Any, kind: str) -> Any:
+    return next(c for c in pod["status"]["conditions"] if c["type"] == kind)
+
+
+def test_pods_go_pending_running_ready_on_the_clock(server: EmulatedApiServer) -> None:
+    server.create(workload("Deployment", "web", replicas=2, annotations=DELAYS))
+    pods = _pods(server)
+    assert [p["status"]["phase"] for p in pods] == ["Pending", "Pending"]
+    assert _condition(pods[0], "PodScheduled")["status"] == "True"
+    assert _condition(pods[0], "Ready")["status"] == "False"
+    assert pods[0]["status"]["containerStatuses"][0]["state"] == {"waiting": {"reason": "ContainerCreating"}}
+
+    server.advance(5)
+    pods = _pods(server)
+    assert [p["status"]["phase"] for p in pods] == ["Running", "Running"]
+    assert _condition(pods[0], "Ready")["status"] == "False"
+    assert pods[0]["status"]["podIP"]
+
+    server.advance(10)
+    pod = _pods(server)[0]
+    assert _condition(pod, "Ready") | {"lastProbeTime": None} == {
+        "type": "Ready",
+        "status": "True",
+        "lastProbeTime": None,
+        "lastTransitionTime": "2026-01-01T00:00:15Z",
+    }
+    assert pod["status"]["startTime"] == "2026-01-01T00:00:00Z"
+    assert pod["status"]["containerStatuses"][0]["state"] == {"running": {"startedAt": "2026-01-01T00:00:05Z"}}
+
+
+def test_pods_copy_the_template(server: EmulatedApiServer) -> None:
+    created = server.create(workload("Deployment", "web", replicas=1))
+    (pod,) = _pods(server)
+    assert pod["spec"]["containers"][0]["resources"] == {"requests": {"cpu": "250m", "memory": "64Mi"}}
+    assert pod["status"]["qosClass"] == "Burstable"
+    assert pod["metadata"]["labels"]["app"] == "web" and "pod-template-hash" in pod["metadata"]["labels"]
+    (owner,) = pod["metadata"]["ownerReferences"]
+    assert (owner["kind"], owner["name"], owner["uid"], owner["controller"]) == (
+        "Deployment", "web", created["metadata"]["uid"], True,
+    )  # fmt: skip
+
+
+def test_workload_status_follows_its_pods(server: EmulatedApiServer) -> None:
+    server.create(workload("Deployment", "web", replicas=3, annotations=DELAYS))
+    status = server.get("apps/v1", "Deployment", "web")["status"]
+    assert status["replicas"] == 3 and "readyReplicas" not in status
+    server.advance(15)
+    status = server.get("apps/v1", "Deployment", "web")["status"]
+    assert (status["readyReplicas"], status["availableReplicas"], status["observedGeneration"]) == (3, 3, 1)
+    assert {c["type"]: c["status"] for c in status["conditions"]} == {"Available": "True", "Progressing": "True"}
+
+
+def test_scale_down_removes_unready_then_newest_pods_first(server: EmulatedApiServer) -> None:
+    server.create(workload("Deployment", "web", replicas=2, annotations=DELAYS))
+    server.advance(15)
+    ready = {p["metadata"]["name"] for p in _pods(server)}
+    server.advance(60)
+    server.apply(workload("Deployment", "web", replicas=4, annotations=DELAYS))
+    assert len(_pods(server)) == 4
+    server.advance(5)  # the two new pods are Running but not Ready
+    server.apply(workload("Deployment", "web", replicas=2, annotations=DELAYS))
+    assert {p["metadata"]["name"] for p in _pods(server)} == ready
+
+
+def test_statefulset_names_pods_by_ordinal_and_removes_the_highest(server: EmulatedApiServer) -> None:
+    server.create(workload("StatefulSet", "db", replicas=3))
+    assert sorted(p["metadata"]["name"] for p in _pods(server, "db")) == ["db-0", "db-1", "db-2"]
+    server.apply(workload("StatefulSet", "db", replicas=1))
+    assert [p["metadata"]["name"] for p in _pods(server, "db")] == ["db-0"]
+    assert server.get("apps/v1", "StatefulSet", "db")["status"]["replicas"] == 1
+
+
+def test_deleted_pod_is_replaced_and_deleted_workload_takes_its_pods(server: EmulatedApiServer) -> None:
+    server.create(workload("ReplicaSet", "web", replicas=2))
+    victim = _pods(server)[0]["metadata"]["name"]
+    server.delete("v1", "Pod", victim)
+    names = {p["metadata"]["name"] for p in _pods(server)}
+    assert len(names) == 2 and victim not in names
+    server.delete("apps/v1", "ReplicaSet", "web")
+    assert _pods(server) == []
+
+
+def test_set_delays_overrides_annotations_and_defaults(server: EmulatedApiServer) -> None:
+    server.lifecycle.set_delays("Deployment", "web", start_delay_seconds=1, ready_delay_seconds=0)
+    server.create(workload("Deployment", "web", replicas=1, annotations=DELAYS))
+    assert _pods(server)[0]["status"]["phase"] == "Pending"
+    server.advance(1)
+    assert _condition(_pods(server)[0], "Ready")["status"] == "True"
+
+
+def test_scaling_emits_controller_events(server: EmulatedApiServer) -> None:
+    server.create(workload("Deployment", "web", replicas=1))
+    events = server.list("v1", "Event", namespace=NS)
+    assert [(e["reason"], e["involvedObject"]["name"]) for e in events] == [("SuccessfulCreate", "web")]
+    assert events[0]["message"].startswith("Created pod: web-")
