@@ -189,7 +189,12 @@ class Informer(Generic[T]):
         store: dict[str, dict[str, T]] = {}
         for item in data.get("items") or []:
             namespace, name = _key(item)
-            store.setdefault(namespace, {})[name] = self._transform(item)
+            try:
+                store.setdefault(namespace, {})[name] = self._transform(item)
+            except (ValueError, TypeError, KeyError) as err:
+                log.warning(
+                    "informer_object_unreadable", informer=self.name, object=f"{namespace}/{name}", error=str(err)
+                )
         with self._lock:
             self._store = store
         self.resource_version = str((data.get("metadata") or {}).get("resourceVersion") or "")
@@ -226,7 +231,8 @@ class Informer(Generic[T]):
                 if self._stop.is_set():
                     return
                 self._apply(json.loads(line), context)
-        except (urllib3.exceptions.HTTPError, OSError, ValueError) as err:
+        except (urllib3.exceptions.HTTPError, OSError, ValueError, AttributeError) as err:
+            # AttributeError: http.client reading a response that stop() closed under it.
             if self._stop.is_set():
                 return
             raise Unavailable(f"{context.describe()}: watch broken: {err}", context=context) from err
@@ -250,11 +256,22 @@ class Informer(Generic[T]):
                 self.resource_version = rv
             return
         namespace, name = _key(obj)
-        with self._lock:
-            if kind == "DELETED":
+        if kind in ("ADDED", "MODIFIED"):
+            try:
+                item = self._transform(obj)
+            except (ValueError, TypeError, KeyError) as err:
+                # One unreadable object must not stop the cache; it stays out of the store.
+                log.warning(
+                    "informer_object_unreadable", informer=self.name, object=f"{namespace}/{name}", error=str(err)
+                )
+                with self._lock:
+                    self._store.get(namespace, {}).pop(name, None)
+                return
+            with self._lock:
+                self._store.setdefault(namespace, {})[name] = item
+        elif kind == "DELETED":
+            with self._lock:
                 self._store.get(namespace, {}).pop(name, None)
-            elif kind in ("ADDED", "MODIFIED"):
-                self._store.setdefault(namespace, {})[name] = self._transform(obj)
         if rv:
             self.resource_version = rv
         self.stats.events += 1

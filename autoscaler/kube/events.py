@@ -12,6 +12,7 @@ This module must not decide when to emit; the reconciler does.
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -119,6 +120,7 @@ class EventRecorder:
         self._cache_size = cache_size
         self._lock = threading.Lock()
         self._seen: OrderedDict[tuple[str, ...], _Seen] = OrderedDict()
+        self._sequence = itertools.count()
 
     def normal(self, obj: InvolvedObject, reason: str, message: str) -> EventOutcome:
         return self.record(obj, type=EventType.NORMAL, reason=reason, message=message)
@@ -153,8 +155,9 @@ class EventRecorder:
         return EventOutcome.CREATED
 
     def _create(self, obj: InvolvedObject, *, type: EventType, reason: str, message: str, now: datetime) -> str:
-        # client-go names Events "<object name>.<unix nanoseconds in hex>".
-        name = f"{obj.name}.{int(now.timestamp() * 1e9):x}"
+        # client-go names Events "<object name>.<unix nanoseconds in hex>"; the sequence number keeps two
+        # Events recorded in the same nanosecond (or under a test's frozen clock) apart.
+        name = f"{obj.name}.{int(now.timestamp() * 1e9) + next(self._sequence):x}"
         stamp = _timestamp(now)
         involved = {"apiVersion": obj.api_version, "kind": obj.kind, "name": obj.name, "namespace": obj.namespace}
         if obj.uid:

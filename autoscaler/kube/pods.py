@@ -1,7 +1,7 @@
 """A target's pods, as the core's `Pod` values: phase, readiness, start time, deletion and requests.
 
 `pod_from_json` reads a core/v1 Pod as JSON. Lists are fetched with `_preload_content=False` and parsed with
-`json.loads` rather than into the client's pydantic models: on 1,000 pods the models cost about 10x more
+`json.loads` rather than into the client's pydantic models: on 1,000 pods the models cost about 4x more
 (figures in docs/kube.md), and the daemon needs a dozen fields. Requests become integer milli-units exactly as
 Kubernetes' `Quantity.MilliValue()` computes them (rounding up: "1.5m" -> 2, "1Gi" -> 1073741824000).
 This module must not decide which pods count: that is the core's pod grouping.

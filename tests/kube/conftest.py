@@ -1,0 +1,183 @@
+"""Fixtures for the Kubernetes layer's tests: the project's API emulator, a client, and a setup helper.
+
+Test data is created over plain HTTP by `Setup` (User-Agent `kube-tests-setup`), so the audit log tells the
+daemon's own requests (User-Agent `prometheus-autoscaler/...`) from the tests' scaffolding.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from autoscaler.kube.client import USER_AGENT, ClientSettings, KubeClient, connect
+
+SETUP_AGENT = "kube-tests-setup"
+NS = "shop"
+
+
+class Setup:
+    """Plain HTTP requests against the emulator, for creating and changing test objects."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url.rstrip("/")
+
+    def request(self, method: str, path: str, body: Any = None, *, content_type: str = "application/json") -> Any:
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(self.url + path, data=data, method=method)
+        req.add_header("User-Agent", SETUP_AGENT)
+        req.add_header("Accept", "application/json")
+        if data is not None:
+            req.add_header("Content-Type", content_type)
+        try:
+            with urllib.request.urlopen(req, timeout=10) as resp:
+                raw = resp.read()
+        except urllib.error.HTTPError as err:
+            raise AssertionError(f"{method} {path}: {err.code} {err.read()[:300]!r}") from err
+        return json.loads(raw) if raw else None
+
+    def get(self, path: str) -> Any:
+        return self.request("GET", path)
+
+    def post(self, path: str, body: Any) -> Any:
+        return self.request("POST", path, body)
+
+    def put(self, path: str, body: Any) -> Any:
+        return self.request("PUT", path, body)
+
+    def patch(self, path: str, body: Any) -> Any:
+        return self.request("PATCH", path, body, content_type="application/merge-patch+json")
+
+    def delete(self, path: str) -> Any:
+        return self.request("DELETE", path)
+
+    # --- objects the tests use -------------------------------------------------------------------------
+
+    def workload(self, plural: str, name: str, *, replicas: int = 2, app: str = "", ns: str = NS) -> Any:
+        kind = {"deployments": "Deployment", "statefulsets": "StatefulSet", "replicasets": "ReplicaSet"}[plural]
+        labels = {"app": app or name}
+        spec: dict[str, Any] = {
+            "replicas": replicas,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "app", "image": "example/app:1"}]},
+            },
+        }
+        if plural == "statefulsets":
+            spec["serviceName"] = name
+        body = {"apiVersion": "apps/v1", "kind": kind, "metadata": {"name": name, "namespace": ns}, "spec": spec}
+        return self.post(f"/apis/apps/v1/namespaces/{ns}/{plural}", body)
+
+    def pod(self, name: str, *, labels: dict[str, str], ns: str = NS, **spec: Any) -> Any:
+        body = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": ns, "labels": labels},
+            "spec": spec or {"containers": [{"name": "app", "image": "example/app:1"}]},
+        }
+        return self.post(f"/api/v1/namespaces/{ns}/pods", body)
+
+    def rollout_crd(self) -> Any:
+        """An Argo Rollouts-like CRD with a /scale subresource, to scale a custom kind."""
+        body = {
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": "rollouts.argoproj.io"},
+            "spec": {
+                "group": "argoproj.io",
+                "scope": "Namespaced",
+                "names": {"kind": "Rollout", "plural": "rollouts", "singular": "rollout", "shortNames": ["ro"]},
+                "versions": [
+                    {
+                        "name": "v1alpha1",
+                        "served": True,
+                        "storage": True,
+                        "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
+                        "subresources": {
+                            "status": {},
+                            "scale": {
+                                "specReplicasPath": ".spec.replicas",
+                                "statusReplicasPath": ".status.replicas",
+                                "labelSelectorPath": ".status.selector",
+                            },
+                        },
+                    }
+                ],
+            },
+        }
+        return self.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", body)
+
+    def autoscaler(self, name: str, *, target: str = "web", ns: str = NS) -> Any:
+        body = {
+            "apiVersion": "autoscaler.dev/v1alpha1",
+            "kind": "PrometheusAutoscaler",
+            "metadata": {"name": name, "namespace": ns},
+            "spec": {
+                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": target},
+                "minReplicas": 1,
+                "maxReplicas": 10,
+                "metrics": [
+                    {
+                        "type": "Resource",
+                        "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 60}},
+                    }
+                ],
+            },
+        }
+        return self.post(f"/apis/autoscaler.dev/v1alpha1/namespaces/{ns}/prometheusautoscalers", body)
+
+
+def _emulator_class() -> Any:
+    try:
+        from autoscaler.sim.apiserver import EmulatedApiServer
+    except ImportError as err:  # pragma: no cover - only while the emulator is being written
+        pytest.skip(f"the Kubernetes API emulator is not available: {err}")
+    return EmulatedApiServer
+
+
+@pytest.fixture
+def server() -> Iterator[Any]:
+    namespaces = ("default", "kube-system", NS, "ops", "elsewhere")
+    # No lifecycle Events: the event tests count the Events in the namespace.
+    with _emulator_class()(namespaces=namespaces, emit_events=False) as srv:
+        yield srv
+
+
+@pytest.fixture
+def setup(server: Any) -> Setup:
+    return Setup(server.url)
+
+
+def client_for(url: str, *, user_agent: str = USER_AGENT, read_timeout_seconds: float = 5.0) -> KubeClient:
+    return connect(
+        ClientSettings(
+            server=url, user_agent=user_agent, connect_timeout_seconds=2, read_timeout_seconds=read_timeout_seconds
+        )
+    )
+
+
+@pytest.fixture
+def kube(server: Any) -> Iterator[KubeClient]:
+    client = client_for(server.url)
+    yield client
+    client.close()
+
+
+class FakeSleep:
+    """An injected `sleep` that records what it was asked to wait instead of waiting."""
+
+    def __init__(self) -> None:
+        self.calls: list[float] = []
+
+    def __call__(self, seconds: float) -> None:
+        self.calls.append(seconds)
+
+
+@pytest.fixture
+def sleep() -> FakeSleep:
+    return FakeSleep()

@@ -1,0 +1,120 @@
+"""Watch-fed caches: list, then watch from the list's resourceVersion, relist on 410, clean stop."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from autoscaler.kube.cache import PodCache, WorkloadCache
+from autoscaler.kube.client import KubeClient
+from tests.kube.conftest import NS, Setup
+
+
+def eventually(check: Callable[[], bool], *, timeout: float = 5.0) -> None:
+    """Poll `check` until it holds or the deadline passes (never a fixed sleep)."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout} s")
+        time.sleep(0.02)
+
+
+def test_pod_cache_lists_then_follows_the_watch(kube: KubeClient, setup: Setup, server: Any) -> None:
+    setup.pod("web-1", labels={"app": "web"})
+    cache = PodCache(kube, watch_timeout_seconds=30)
+    cache.start()
+    try:
+        assert cache.wait_for_sync(5)
+        assert cache.has_synced()
+        assert [p.name for p in cache.pods(NS, "app=web")] == ["web-1"]
+
+        setup.pod("web-2", labels={"app": "web"})
+        setup.pod("api-1", labels={"app": "api"})
+        eventually(lambda: {p.name for p in cache.pods(NS, "app=web")} == {"web-1", "web-2"})
+        eventually(lambda: [p.name for p in cache.pods(NS, "app=api")] == ["api-1"])
+
+        setup.delete(f"/api/v1/namespaces/{NS}/pods/web-1")
+        eventually(lambda: [p.name for p in cache.pods(NS, "app=web")] == ["web-2"])
+        assert cache.pods("elsewhere", "app=web") == ()
+        assert cache.informer.stats.lists == 1
+    finally:
+        started = time.monotonic()
+        cache.stop()
+        assert time.monotonic() - started < 2.0
+    lists = server.audit.records(verb="list", resource="pods", user_agent=kube.settings.user_agent)
+    assert len(lists) == 1
+    # A watch is recorded when it ends; the server notices the closed connection at its next bookmark.
+    eventually(lambda: len(server.audit.records(verb="watch", resource="pods")) >= 1)
+
+
+def test_a_410_on_the_watch_makes_the_cache_list_again(kube: KubeClient, setup: Setup, server: Any) -> None:
+    setup.pod("web-1", labels={"app": "web"})
+    cache = PodCache(kube, namespace=NS, watch_timeout_seconds=1)
+    cache.start()
+    try:
+        assert cache.wait_for_sync(5)
+        eventually(lambda: cache.informer.stats.watches >= 1)
+        # The watch ends after 1 s; the next GET (the re-watch) is answered 410 Gone.
+        server.faults.add(rf"/api/v1/namespaces/{NS}/pods$", method="GET", status=410, times=1)
+        eventually(lambda: cache.informer.stats.lists == 2, timeout=8)
+        assert cache.informer.stats.expired == 1
+        setup.pod("web-2", labels={"app": "web"})
+        eventually(lambda: {p.name for p in cache.pods(NS, "app=web")} == {"web-1", "web-2"})
+    finally:
+        cache.stop()
+    lists = server.audit.records(verb="list", resource="pods", user_agent=kube.settings.user_agent)
+    assert len(lists) == 2
+
+
+def test_watch_timeouts_rewatch_from_the_last_resource_version(kube: KubeClient, setup: Setup) -> None:
+    setup.pod("web-1", labels={"app": "web"})
+    cache = PodCache(kube, namespace=NS, watch_timeout_seconds=1)
+    cache.start()
+    try:
+        assert cache.wait_for_sync(5)
+        eventually(lambda: cache.informer.stats.watches >= 2, timeout=8)
+        setup.pod("web-2", labels={"app": "web"})
+        eventually(lambda: len(cache.pods(NS, "app=web")) == 2)
+        assert cache.informer.stats.lists == 1
+    finally:
+        cache.stop()
+
+
+def test_workload_cache_derives_scales(kube: KubeClient, setup: Setup) -> None:
+    setup.workload("deployments", "web", replicas=2)
+    setup.workload("statefulsets", "db", replicas=3)
+    cache = WorkloadCache(kube, watch_timeout_seconds=30)
+    cache.start()
+    try:
+        assert cache.wait_for_sync(5)
+        web = cache.scale(NS, "Deployment", "web")
+        assert web is not None
+        assert (web.scale.spec_replicas, web.scale.selector) == (2, "app=web")
+        db = cache.scale(NS, "StatefulSet", "db")
+        assert db is not None and db.scale.spec_replicas == 3
+        setup.patch(f"/apis/apps/v1/namespaces/{NS}/deployments/web/scale", {"spec": {"replicas": 6}})
+
+        def web_replicas() -> int:
+            cached = cache.scale(NS, "Deployment", "web")
+            return cached.scale.spec_replicas if cached else -1
+
+        eventually(lambda: web_replicas() == 6)
+    finally:
+        cache.stop()
+
+
+def test_an_error_event_410_in_the_stream_is_expired(kube: KubeClient) -> None:
+    """A real API server answers a too-old resourceVersion with 200 and one ERROR event carrying 410."""
+    import pytest
+
+    from autoscaler.kube.errors import Expired, RequestContext, Unavailable
+
+    cache = PodCache(kube, namespace=NS)
+    context = RequestContext(verb="watch", resource="pods", namespace=NS)
+    with pytest.raises(Expired):
+        cache.informer._apply({"type": "ERROR", "object": {"kind": "Status", "code": 410}}, context)
+    with pytest.raises(Unavailable):
+        cache.informer._apply({"type": "ERROR", "object": {"kind": "Status", "code": 500}}, context)
+    cache.informer._apply({"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "42"}}}, context)
+    assert cache.informer.resource_version == "42"

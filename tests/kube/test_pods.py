@@ -1,0 +1,70 @@
+"""A target's pods by the scale's selector, read through the official client into the core's Pod."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from autoscaler.core.types import PodPhase
+from autoscaler.kube.client import KubeClient
+from autoscaler.kube.pods import PodLister, pod_from_json
+from tests.kube.conftest import NS, Setup
+
+
+def test_pods_by_selector_become_core_pods(kube: KubeClient, setup: Setup) -> None:
+    setup.pod(
+        "web-1",
+        labels={"app": "web", "tier": "front"},
+        containers=[
+            {"name": "app", "image": "a", "resources": {"requests": {"cpu": "250m", "memory": "1Gi"}}},
+            {"name": "log", "image": "b", "resources": {"requests": {"cpu": "1.5m"}}},
+        ],
+        initContainers=[
+            {"name": "proxy", "image": "c", "restartPolicy": "Always", "resources": {"requests": {"cpu": "100m"}}},
+            {"name": "migrate", "image": "d", "resources": {"requests": {"cpu": "2"}}},
+        ],
+        resources={"requests": {"cpu": "1"}},
+    )
+    setup.pod("web-2", labels={"app": "web", "tier": "back"})
+    setup.pod("api-1", labels={"app": "api"})
+
+    pods = PodLister(kube).list_pods(NS, "app=web,tier in (front)")
+    assert [p.name for p in pods] == ["web-1"]
+    pod = pods[0]
+    assert pod.namespace == NS
+    assert pod.labels["tier"] == "front"
+    assert [(c.name, dict(c.requests)) for c in pod.containers] == [
+        ("app", {"cpu": 250, "memory": 1073741824000}),
+        ("log", {"cpu": 2}),
+    ]
+    assert [(c.name, c.restart_policy_always, dict(c.requests)) for c in pod.init_containers] == [
+        ("proxy", True, {"cpu": 100}),
+        ("migrate", False, {"cpu": 2000}),
+    ]
+    assert dict(pod.pod_requests) == {"cpu": 1000}
+    assert not pod.deleted
+
+    assert {p.name for p in PodLister(kube).list_pods(NS, "app=web")} == {"web-1", "web-2"}
+    assert PodLister(kube).list_pods(NS, "app=nothing") == ()
+
+
+def test_pod_status_fields() -> None:
+    pod = pod_from_json(
+        {
+            "metadata": {"name": "p", "namespace": NS, "deletionTimestamp": "2026-01-01T00:00:09Z"},
+            "spec": {"containers": [{"name": "app"}]},
+            "status": {
+                "phase": "Running",
+                "startTime": "2026-01-01T00:00:01Z",
+                "conditions": [
+                    {"type": "PodScheduled", "status": "True"},
+                    {"type": "Ready", "status": "False", "lastTransitionTime": "2026-01-01T00:00:05Z"},
+                ],
+            },
+        }
+    )
+    assert pod.phase is PodPhase.RUNNING
+    assert pod.ready == "False" and not pod.is_ready
+    assert pod.ready_transition == datetime.fromisoformat("2026-01-01T00:00:05+00:00")
+    assert pod.start_time == datetime.fromisoformat("2026-01-01T00:00:01+00:00")
+    assert pod.deleted
+    assert pod_from_json({"metadata": {"name": "q"}}).ready is None

@@ -1,0 +1,81 @@
+"""The custom resource: status written only when changed, with a re-read on 409; watched across namespaces."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from autoscaler.core.types import BehaviorState, Condition, Recommendation
+from autoscaler.kube.client import KubeClient
+from autoscaler.kube.status import AutoscalerCache, AutoscalerStatus, StatusWriter, behavior_state_from_json
+from tests.kube.conftest import NS, Setup
+from tests.kube.test_cache import eventually
+
+T0 = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
+PATH = f"/apis/autoscaler.dev/v1alpha1/namespaces/{NS}/prometheusautoscalers"
+
+
+def _status(desired: int = 4) -> AutoscalerStatus:
+    return AutoscalerStatus(
+        current_replicas=3,
+        desired_replicas=desired,
+        last_scale_time=T0,
+        current_metrics=({"type": "Resource", "resource": {"name": "cpu", "current": {"averageUtilization": 80}}},),
+        conditions=(Condition("AbleToScale", "True", "SucceededRescale", "the HPA controller was able to update"),),
+        observed_generation=1,
+        behavior_state=BehaviorState(recommendations=(Recommendation(4, T0),)),
+        reference="Deployment/web",
+        targets="80%/60%",
+    )
+
+
+def test_status_is_written_only_when_it_changes(kube: KubeClient, setup: Setup, server: Any) -> None:
+    setup.autoscaler("web")
+    writer = StatusWriter(kube, clock=lambda: T0)
+    assert writer.write_status(NS, "web", _status())
+    stored = setup.get(f"{PATH}/web")["status"]
+    assert stored["currentReplicas"] == 3
+    assert stored["desiredReplicas"] == 4
+    assert stored["lastScaleTime"] == "2026-03-01T12:00:00Z"
+    assert stored["reference"] == "Deployment/web"
+    assert stored["conditions"][0]["type"] == "AbleToScale"
+    assert stored["currentMetrics"][0]["resource"]["name"] == "cpu"
+    assert behavior_state_from_json(stored["behaviorState"]).recommendations == (Recommendation(4, T0),)
+
+    assert not writer.write_status(NS, "web", _status())
+    assert writer.write_status(NS, "web", _status(desired=5))
+    updates = server.audit.records(verb="update", subresource="status", user_agent=kube.settings.user_agent)
+    assert [r.code for r in updates] == [200, 200]
+
+
+def test_a_stale_object_is_reread_on_409(kube: KubeClient, setup: Setup, server: Any) -> None:
+    setup.autoscaler("web")
+    stale = setup.get(f"{PATH}/web")
+    setup.patch(f"{PATH}/web", {"spec": {"maxReplicas": 20}})
+    assert StatusWriter(kube, clock=lambda: T0).write_status(NS, "web", _status(), current=stale)
+    updates = server.audit.records(verb="update", subresource="status", user_agent=kube.settings.user_agent)
+    assert [r.code for r in updates] == [409, 200]
+    obj = setup.get(f"{PATH}/web")
+    assert obj["spec"]["maxReplicas"] == 20
+    assert obj["status"]["desiredReplicas"] == 4
+
+
+def test_the_custom_resource_is_watched_in_the_configured_namespaces(kube: KubeClient, setup: Setup) -> None:
+    setup.autoscaler("web", ns="shop")
+    setup.autoscaler("queue", ns="ops")
+    setup.autoscaler("other", ns="elsewhere")
+    some = AutoscalerCache(kube, namespaces=["shop", "ops"], watch_timeout_seconds=30)
+    every = AutoscalerCache(kube, watch_timeout_seconds=30)
+    some.start()
+    every.start()
+    try:
+        assert some.wait_for_sync(5) and every.wait_for_sync(5)
+        assert sorted(o["metadata"]["name"] for o in some.items()) == ["queue", "web"]
+        assert sorted(o["metadata"]["name"] for o in every.items()) == ["other", "queue", "web"]
+        setup.autoscaler("api", ns="shop")
+        eventually(lambda: some.get("shop", "api") is not None)
+        eventually(lambda: len(every.items()) == 4)
+        assert some.get("elsewhere", "other") is None
+    finally:
+        some.stop()
+        every.stop()
