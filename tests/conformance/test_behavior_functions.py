@@ -383,9 +383,7 @@ STORE_SCALE_EVENTS = [
                  id="TestStoreScaleEvents: two entries, one of them to be replaced"),
     pytest.param(rules(10, 60, 100, 30, 0), [(8, 29), (6, 59), (7, 61), (9, 61)],
                  [(8, False), (6, False), (7, True), (5, False)], 14,
-                 id="TestStoreScaleEvents: replace one entry, use policies with different periods",
-                 marks=pytest.mark.xfail(strict=True, reason="storeScaleEvent reuses the last outdated event; "
-                                                            "_record reuses the first")),
+                 id="TestStoreScaleEvents: replace one entry, use policies with different periods"),
     pytest.param(rules(10, 120, 100, 30, 0), [(7, 58), (6, 59)], [(7, False), (6, False), (5, False)], 13,
                  id="TestStoreScaleEvents: two entries, both actual"),
 ]
