@@ -309,22 +309,24 @@ class Handler(BaseHTTPRequestHandler):
             return self._send_json(200, listed)
         if verb == "watch":
             return self._watch(target, query)
+        dry_run = query.get("dryRun") == "All"
         if rtype.namespaced and namespace is None and verb in ("create", "deletecollection"):
             raise errors.method_not_allowed()
         if verb == "create":
             if name:
                 raise errors.method_not_allowed()
-            return self._send_json(201, ops.create(rtype, ns, self._body(raw)))
+            return self._send_json(201, ops.create(rtype, ns, self._body(raw), dry_run=dry_run))
         if verb == "update":
-            return self._send_json(200, ops.update(rtype, ns, name, self._body(raw), sub))
+            return self._send_json(200, ops.update(rtype, ns, name, self._body(raw), sub, dry_run=dry_run))
         if verb == "patch":
             content_type = (self.headers.get("Content-Type") or "").split(";")[0].strip()
             body = self._body(raw) if content_type != "application/apply-patch+yaml" else None
-            return self._send_json(200, ops.patch(rtype, ns, name, body, content_type, sub))
+            return self._send_json(200, ops.patch(rtype, ns, name, body, content_type, sub, dry_run=dry_run))
         if verb == "delete":
             if sub:
                 raise errors.method_not_allowed()
-            return self._send_json(200, ops.delete(rtype, ns, name, self._body(raw) if raw else None))
+            options = self._body(raw) if raw else None
+            return self._send_json(200, ops.delete(rtype, ns, name, options, dry_run=dry_run))
         if verb == "deletecollection":
             return self._send_json(
                 200,

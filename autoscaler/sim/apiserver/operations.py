@@ -79,6 +79,9 @@ class Operations:
         self.store = store
         self.registry = registry
         self.clock = clock
+        namespaces = registry.lookup("", "v1", "namespaces")
+        assert namespaces is not None
+        self._namespaces = namespaces
 
     # -- reads ------------------------------------------------------------------------------------------
 
@@ -156,27 +159,43 @@ class Operations:
 
     # -- writes -----------------------------------------------------------------------------------------
 
-    def create(self, rtype: ResourceType, namespace: str, body: Any) -> JSON:
+    def create(self, rtype: ResourceType, namespace: str, body: Any, *, dry_run: bool = False) -> JSON:
+        """Create; in a namespace that does not exist it is 404, as the NamespaceLifecycle admission answers."""
+        if rtype.namespaced and self.store.find(self._namespaces, "", namespace) is None:
+            raise errors.not_found("", "namespaces", namespace)
         obj = prepare_create(rtype, body, namespace, self.clock.now())
-        created = self.store.create(rtype, to_storage(rtype, obj))
+        created = self.store.create(rtype, to_storage(rtype, obj), dry_run=dry_run)
+        if dry_run:
+            created["metadata"].pop("resourceVersion", None)
+            return from_storage(rtype, created)
         if rtype.plural == "customresourcedefinitions":
             self.registry.add(from_crd(created))
         return from_storage(rtype, created)
 
-    def update(self, rtype: ResourceType, namespace: str, name: str, body: Any, subresource: str = "") -> JSON:
+    def update(
+        self, rtype: ResourceType, namespace: str, name: str, body: Any, subresource: str = "", *, dry_run: bool = False
+    ) -> JSON:
         def change(old: JSON) -> JSON:
             if subresource == "scale":
                 return apply_scale(rtype, from_storage(rtype, old), body, name=name)
             new = prepare_update(rtype, from_storage(rtype, old), body, name=name, subresource=subresource)
             return to_storage(rtype, new)
 
-        stored = self.store.modify(rtype, namespace, name, change)
-        if rtype.plural == "customresourcedefinitions":
+        stored = self.store.modify(rtype, namespace, name, change, dry_run=dry_run)
+        if rtype.plural == "customresourcedefinitions" and not dry_run:
             self.registry.add(from_crd(stored))
         return self._served(rtype, stored, subresource)
 
     def patch(
-        self, rtype: ResourceType, namespace: str, name: str, body: Any, content_type: str, subresource: str = ""
+        self,
+        rtype: ResourceType,
+        namespace: str,
+        name: str,
+        body: Any,
+        content_type: str,
+        subresource: str = "",
+        *,
+        dry_run: bool = False,
     ) -> JSON:
         accepted = list(rtype.patch_types)
         if content_type not in accepted:
@@ -201,8 +220,8 @@ class Operations:
                 return apply_scale(rtype, served, patched, name=name)
             return to_storage(rtype, prepare_update(rtype, served, patched, name=name, subresource=subresource))
 
-        stored = self.store.modify(rtype, namespace, name, change)
-        if rtype.plural == "customresourcedefinitions":
+        stored = self.store.modify(rtype, namespace, name, change, dry_run=dry_run)
+        if rtype.plural == "customresourcedefinitions" and not dry_run:
             self.registry.add(from_crd(stored))
         return self._served(rtype, stored, subresource)
 
@@ -210,7 +229,9 @@ class Operations:
         obj = from_storage(rtype, stored)
         return to_scale(rtype, obj) if subresource == "scale" else obj
 
-    def delete(self, rtype: ResourceType, namespace: str, name: str, options: Any = None) -> JSON:
+    def delete(
+        self, rtype: ResourceType, namespace: str, name: str, options: Any = None, *, dry_run: bool = False
+    ) -> JSON:
         """Delete now (no graceful termination); the Pod itself for pods, a Success Status otherwise."""
         preconditions = (options.get("preconditions") or {}) if isinstance(options, dict) else {}
 
@@ -232,8 +253,8 @@ class Operations:
                     details={"name": name, "group": rtype.group, "kind": rtype.plural},
                 )  # fmt: skip
 
-        deleted = from_storage(rtype, self.store.delete(rtype, namespace, name, check))
-        if rtype.plural == "customresourcedefinitions":
+        deleted = from_storage(rtype, self.store.delete(rtype, namespace, name, check, dry_run=dry_run))
+        if rtype.plural == "customresourcedefinitions" and not dry_run:
             spec = deleted.get("spec") or {}
             self.registry.remove_group_resource(spec.get("group", ""), (spec.get("names") or {}).get("plural", ""))
         if rtype.plural == "pods" and not rtype.group:

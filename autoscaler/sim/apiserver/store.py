@@ -176,16 +176,29 @@ class Store:
         self._pending.append(event)
         return clone(obj)
 
-    def create(self, rtype: ResourceType, obj: JSON) -> JSON:
-        """Store a new object (409 AlreadyExists if its name is taken) and return it with its RV."""
+    def create(self, rtype: ResourceType, obj: JSON, *, dry_run: bool = False) -> JSON:
+        """Store a new object (409 AlreadyExists if its name is taken) and return it with its RV.
+
+        With `dry_run` every check runs but nothing is stored (the object comes back without a RV).
+        """
         with self._writing():
             meta = obj["metadata"]
             namespace = meta.get("namespace", "") if rtype.namespaced else ""
             if (namespace, meta["name"]) in self._objects.get(rtype.key, {}):
                 raise errors.already_exists(rtype.group, rtype.plural, meta["name"])
+            if dry_run:
+                return clone(obj)
             return self._commit(rtype, "ADDED", clone(obj), None)
 
-    def modify(self, rtype: ResourceType, namespace: str, name: str, change: Callable[[JSON], JSON | None]) -> JSON:
+    def modify(
+        self,
+        rtype: ResourceType,
+        namespace: str,
+        name: str,
+        change: Callable[[JSON], JSON | None],
+        *,
+        dry_run: bool = False,
+    ) -> JSON:
         """Read-modify-write: `change` gets a copy of the object and returns the new one (None: no change).
 
         `change` runs under the store lock, so it sees the latest object; it raises `ApiError` to refuse.
@@ -197,10 +210,18 @@ class Store:
             new = change(clone(current))
             if new is None or new == current:
                 return clone(current)
+            if dry_run:
+                return new
             return self._commit(rtype, "MODIFIED", new, current)
 
     def delete(
-        self, rtype: ResourceType, namespace: str, name: str, check: Callable[[JSON], None] | None = None
+        self,
+        rtype: ResourceType,
+        namespace: str,
+        name: str,
+        check: Callable[[JSON], None] | None = None,
+        *,
+        dry_run: bool = False,
     ) -> JSON:
         """Remove an object; `check` may refuse (preconditions). Returns the object as deleted."""
         with self._writing():
@@ -209,6 +230,8 @@ class Store:
                 raise errors.not_found(rtype.group, rtype.plural, name)
             if check is not None:
                 check(clone(current))
+            if dry_run:
+                return clone(current)
             return self._commit(rtype, "DELETED", current, current)
 
     def put(self, rtype: ResourceType, obj: JSON) -> JSON:

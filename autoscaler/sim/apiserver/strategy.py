@@ -162,6 +162,25 @@ def _reset_status(rtype: ResourceType, obj: JSON) -> None:
         obj["status"] = {}
 
 
+def _default(rtype: ResourceType, obj: JSON) -> None:
+    """The defaults the real server fills in when it decodes a body (on create and on update)."""
+    if (rtype.group, rtype.plural) in _WORKLOADS:
+        spec = obj.setdefault("spec", {})
+        spec.setdefault("replicas", 1)
+        spec.setdefault("revisionHistoryLimit", 10)
+        if rtype.plural == "deployments":
+            spec.setdefault("progressDeadlineSeconds", 600)
+            spec.setdefault(
+                "strategy", {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}}
+            )
+        if rtype.plural == "statefulsets":
+            spec.setdefault("podManagementPolicy", "OrderedReady")
+            spec.setdefault("updateStrategy", {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}})
+        default_pod_spec(spec.setdefault("template", {}).setdefault("spec", {}))
+    if rtype.plural == "pods" and not rtype.group:
+        default_pod_spec(obj.setdefault("spec", {}))
+
+
 def prepare_create(rtype: ResourceType, obj: JSON, namespace: str, now: datetime) -> JSON:
     """The object a create stores (see the module docstring)."""
     if not isinstance(obj, dict):
@@ -201,21 +220,7 @@ def prepare_create(rtype: ResourceType, obj: JSON, namespace: str, now: datetime
         meta["generation"] = 1
     if rtype.status:
         _reset_status(rtype, obj)
-    if (rtype.group, rtype.plural) in _WORKLOADS:
-        spec = obj.setdefault("spec", {})
-        spec.setdefault("replicas", 1)
-        spec.setdefault("revisionHistoryLimit", 10)
-        if rtype.plural == "deployments":
-            spec.setdefault("progressDeadlineSeconds", 600)
-            spec.setdefault(
-                "strategy", {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}}
-            )
-        if rtype.plural == "statefulsets":
-            spec.setdefault("podManagementPolicy", "OrderedReady")
-            spec.setdefault("updateStrategy", {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}})
-        default_pod_spec(spec.setdefault("template", {}).setdefault("spec", {}))
-    if rtype.plural == "pods" and not rtype.group:
-        default_pod_spec(obj.setdefault("spec", {}))
+    _default(rtype, obj)
     _validate(rtype, obj, None)
     return obj
 
@@ -268,12 +273,9 @@ def prepare_update(rtype: ResourceType, old: JSON, new: JSON, *, name: str, subr
             result["status"] = clone(old["status"])
         else:
             result.pop("status", None)
+    _default(rtype, result)
     if rtype.generation and _spec_part(result) != _spec_part(old):
         result_meta["generation"] = int(old_meta.get("generation", 0)) + 1
-    if (rtype.group, rtype.plural) in _WORKLOADS:
-        result.setdefault("spec", {}).setdefault("replicas", 1)
-    if rtype.plural == "pods" and not rtype.group:
-        default_pod_spec(result.setdefault("spec", {}))
     _validate(rtype, result, old)
     return result
 
