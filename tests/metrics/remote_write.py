@@ -51,8 +51,8 @@ def encode(series: Iterable[TimeSeries]) -> bytes:
         body = b""
         for name, value in sorted(one.labels.items()):  # Prometheus expects sorted labels
             body += _bytes(1, _bytes(1, name.encode()) + _bytes(2, value.encode()))
-        for seconds, value in one.samples:
-            sample = _field(1, 1) + struct.pack("<d", value) + _field(2, 0) + _varint(round(seconds * 1000))
+        for seconds, number in one.samples:
+            sample = _field(1, 1) + struct.pack("<d", number) + _field(2, 0) + _varint(round(seconds * 1000))
             body += _bytes(2, sample)
         request += _bytes(1, body)
     return request

@@ -13,7 +13,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from autoscaler.core.types import ExternalReading, MetricSourceType
-from autoscaler.metrics import MetricsError, MetricsReader, PermanentError
+from autoscaler.metrics import MetricRequest, MetricsError, MetricsReader, PermanentError
 from tests.metrics.certs import Pki, make_pki
 from tests.metrics.conftest import Push
 from tests.metrics.helpers import context, request, spec
@@ -25,24 +25,24 @@ SecretFile = Callable[[str, str], Path]
 
 
 @pytest.fixture
-def sample(push: Push, base_time: datetime) -> object:
+def sample(push: Push, base_time: datetime) -> MetricRequest:
     """A request for a metric that exists, and its series."""
     push({"__name__": "auth_queue_depth"}, [(base_time, 11)])
     return request(spec(MetricSourceType.EXTERNAL, metric="auth_queue_depth"), context("auth", base_time))
 
 
-def _ok(reader: MetricsReader, req: object, base_time: datetime) -> None:
-    assert reader.read_one(req) == ExternalReading((11000,), base_time)  # type: ignore[arg-type]
+def _ok(reader: MetricsReader, req: MetricRequest, base_time: datetime) -> None:
+    assert reader.read_one(req) == ExternalReading((11000,), base_time)
 
 
-def _error(reader: MetricsReader, req: object) -> MetricsError:
-    outcome = reader.read([req]).outcomes[0]  # type: ignore[list-item]
+def _error(reader: MetricsReader, req: MetricRequest) -> MetricsError:
+    outcome = reader.read([req]).outcomes[0]
     assert isinstance(outcome, MetricsError)
     return outcome
 
 
 def test_bearer_token_file_reread_on_rotation(
-    proxy: Proxy, make_reader: Reader, secret_file: SecretFile, sample: object, base_time: datetime
+    proxy: Proxy, make_reader: Reader, secret_file: SecretFile, sample: MetricRequest, base_time: datetime
 ) -> None:
     token = secret_file("token", "first-token-value\n")
     proxy.require = {"Authorization": "Bearer first-token-value"}
@@ -56,7 +56,7 @@ def test_bearer_token_file_reread_on_rotation(
 
 
 def test_wrong_token_is_permanent_and_never_shown(
-    proxy: Proxy, make_reader: Reader, secret_file: SecretFile, sample: object
+    proxy: Proxy, make_reader: Reader, secret_file: SecretFile, sample: MetricRequest
 ) -> None:
     token = secret_file("token", "not-the-right-one")
     proxy.require = {"Authorization": "Bearer right-one"}
@@ -66,7 +66,7 @@ def test_wrong_token_is_permanent_and_never_shown(
 
 
 def test_token_never_in_logs(
-    proxy: Proxy, make_reader: Reader, secret_file: SecretFile, sample: object, base_time: datetime
+    proxy: Proxy, make_reader: Reader, secret_file: SecretFile, sample: MetricRequest, base_time: datetime
 ) -> None:
     """Retries are logged; what they log names the server and the error, not the credential."""
     token = secret_file("token", "very-secret-token")
@@ -78,7 +78,7 @@ def test_token_never_in_logs(
     assert "very-secret-token" not in repr(logs)
 
 
-def test_missing_token_file(proxy: Proxy, make_reader: Reader, tmp_path: Path, sample: object) -> None:
+def test_missing_token_file(proxy: Proxy, make_reader: Reader, tmp_path: Path, sample: MetricRequest) -> None:
     error = _error(make_reader(proxy.url, bearerTokenFile=str(tmp_path / "absent")), sample)
     assert isinstance(error, PermanentError) and error.error_type == "config"
     assert "bearerTokenFile" in error.message
@@ -86,7 +86,7 @@ def test_missing_token_file(proxy: Proxy, make_reader: Reader, tmp_path: Path, s
 
 
 def test_basic_auth(
-    proxy: Proxy, make_reader: Reader, secret_file: SecretFile, sample: object, base_time: datetime
+    proxy: Proxy, make_reader: Reader, secret_file: SecretFile, sample: MetricRequest, base_time: datetime
 ) -> None:
     password = secret_file("password", "pa:ss w0rd")
     proxy.require = {"Authorization": "Basic " + base64.b64encode(b"scaler:pa:ss w0rd").decode()}
@@ -95,7 +95,9 @@ def test_basic_auth(
     assert isinstance(error, PermanentError) and error.status == 401 and "pa:ss" not in str(error)
 
 
-def test_tenant_header_and_extra_params(proxy: Proxy, make_reader: Reader, sample: object, base_time: datetime) -> None:
+def test_tenant_header_and_extra_params(
+    proxy: Proxy, make_reader: Reader, sample: MetricRequest, base_time: datetime
+) -> None:
     """Mimir/Cortex tenants by header; Thanos options as query parameters, on every request."""
     proxy.require = {"X-Scope-OrgID": "team-a"}
     reader = make_reader(
@@ -137,11 +139,13 @@ def mtls_proxy(prometheus: PrometheusServer, pki: Pki) -> Iterator[Proxy]:
     proxy.stop()
 
 
-def test_tls_with_ca(tls_proxy: Proxy, make_reader: Reader, pki: Pki, sample: object, base_time: datetime) -> None:
+def test_tls_with_ca(
+    tls_proxy: Proxy, make_reader: Reader, pki: Pki, sample: MetricRequest, base_time: datetime
+) -> None:
     _ok(make_reader(tls_proxy.url, tls={"caFile": str(pki.ca)}), sample, base_time)
 
 
-def test_tls_unknown_ca_is_refused(tls_proxy: Proxy, make_reader: Reader, pki: Pki, sample: object) -> None:
+def test_tls_unknown_ca_is_refused(tls_proxy: Proxy, make_reader: Reader, pki: Pki, sample: MetricRequest) -> None:
     """Verification is on by default: a server signed by another CA is a permanent TLS error."""
     for tls in ({"caFile": str(pki.other_ca)}, None):
         reader = make_reader(tls_proxy.url, **({"tls": tls} if tls else {}))
@@ -150,11 +154,15 @@ def test_tls_unknown_ca_is_refused(tls_proxy: Proxy, make_reader: Reader, pki: P
 
 
 @pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")
-def test_tls_insecure_skip_verify(tls_proxy: Proxy, make_reader: Reader, sample: object, base_time: datetime) -> None:
+def test_tls_insecure_skip_verify(
+    tls_proxy: Proxy, make_reader: Reader, sample: MetricRequest, base_time: datetime
+) -> None:
     _ok(make_reader(tls_proxy.url, tls={"insecureSkipVerify": True}), sample, base_time)
 
 
-def test_mutual_tls(mtls_proxy: Proxy, make_reader: Reader, pki: Pki, sample: object, base_time: datetime) -> None:
+def test_mutual_tls(
+    mtls_proxy: Proxy, make_reader: Reader, pki: Pki, sample: MetricRequest, base_time: datetime
+) -> None:
     tls = {"caFile": str(pki.ca), "certFile": str(pki.client_cert), "keyFile": str(pki.client_key)}
     _ok(make_reader(mtls_proxy.url, tls=tls), sample, base_time)
     error = _error(make_reader(mtls_proxy.url, tls={"caFile": str(pki.ca)}, retry={"maxAttempts": 1}), sample)

@@ -10,8 +10,9 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from autoscaler.core.types import ExternalReading, MetricSourceType, ObjectReference, PodsReading, PodValue
+from autoscaler.core.types import ExternalReading, MetricSourceType, MetricSpec, ObjectReference, PodsReading, PodValue
 from autoscaler.metrics import (
+    MetricRequest,
     MetricsError,
     MetricsReader,
     NoDataError,
@@ -29,13 +30,13 @@ EXT, PODS, OBJ = MetricSourceType.EXTERNAL, MetricSourceType.PODS, MetricSourceT
 Reader = Callable[..., MetricsReader]
 
 
-def _queue(metric: str = "failures_queue_depth", **selector: str) -> object:
+def _queue(metric: str = "failures_queue_depth", **selector: str) -> MetricSpec:
     return spec(EXT, metric=metric, selector=selector or None)
 
 
-def _read_error(reader: MetricsReader, req: object) -> MetricsError:
+def _read_error(reader: MetricsReader, req: MetricRequest) -> MetricsError:
     """The outcome must be a typed error, not a reading."""
-    outcome = reader.read([req]).outcomes[0]  # type: ignore[list-item]
+    outcome = reader.read([req]).outcomes[0]
     assert isinstance(outcome, MetricsError), f"expected an error, got the reading {outcome!r}"
     return outcome
 
