@@ -8,11 +8,12 @@ of `behavior` from GenerateHPAScaleUpRules / GenerateHPAScaleDownRules.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from autoscaler.core import types as core
+from autoscaler.metrics.binding import PrometheusBinding
 from autoscaler.spec.fields import Quantity
 from autoscaler.spec.quantity import approximate_float, milli_value, quantity_text
 
@@ -99,8 +100,9 @@ class MetricSpec(_Model):
     pods: PodsMetricSource | None = None
     object: ObjectMetricSource | None = None
     external: ExternalMetricSource | None = None
-    # How the metric maps to PromQL (the metric-source layer validates it; see docs/metrics.md).
-    prometheus: dict[str, Any] | None = Field(None, description="The metric's Prometheus binding.")
+    # How the metric maps to PromQL: the metric-source layer's model (docs/metrics.md). Its cross-references
+    # to the daemon settings (server and template names) are checked where the settings are known.
+    prometheus: PrometheusBinding | None = Field(None, description="The metric's Prometheus binding.")
 
     @model_validator(mode="after")
     def _one_member(self) -> MetricSpec:

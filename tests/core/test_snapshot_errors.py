@@ -115,6 +115,12 @@ def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
             id="a misspelled state field",
         ),
         pytest.param(_set("metrics.0", {"error": ""}), "metrics[0]", "non-empty string", id="an empty error"),
+        pytest.param(
+            _set("autoscaler.spec.metrics.0.prometheus", {"qurey": "sum(up)"}),
+            "autoscaler.spec.metrics[0].prometheus.qurey",
+            "unknown field",
+            id="a misspelled Prometheus binding field",
+        ),
     ],
 )
 def test_bad_field_is_named(mutate: Callable[[dict[str, Any]], None], field: str, words: str) -> None:
