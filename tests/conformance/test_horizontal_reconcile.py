@@ -15,6 +15,10 @@ Differences of form, each named where it applies:
 - Metrics of the invalid type "CheddarCheese" cannot be written in our strict spec (as the API server
   rejects them); those rows use a Pods metric whose reading fails instead, which takes the same path
   through computeReplicasForMetrics with reason FailedGetPodsMetric instead of InvalidMetricSourceType.
+
+Not transcribed: TestConditionAmbiguousSelectorWhen{Full,Partial}SelectorOverlapBetweenHPAs (they need a
+second HPA selecting the same pods, which one snapshot cannot describe), TestConditionFailedUpdateScale
+(the core decides assuming the scale write succeeds) and TestMultipleHPAs (controller concurrency).
 """
 
 from __future__ import annotations
@@ -580,6 +584,14 @@ EVENTS = [
 
 _SELECTORLESS = {"spec": {"replicas": 3}, "status": {"replicas": 3}}
 CONDITIONS = [
+    # The two AmbiguousSelector rows need a second HPA whose selector overlaps these pods; a snapshot
+    # describes one autoscaler, so only the row without overlap can be written (see the module docstring).
+    case(
+        "TestConditionNoAmbiguousSelectorWhenNoSelectorOverlapBetweenHPAs: no overlap, a plain scale-up",
+        desired=5,
+        min_replicas=2, max_replicas=6, spec_replicas=3, status_replicas=3, cpu_target=30,
+        reported_levels=[300, 500, 700], reported_cpu_requests=[ONE_CPU] * 3,
+    ),
     case(
         "TestConditionInvalidSelectorMissing: a scale without a selector holds",
         desired=3, conditions=hold("InvalidSelector"),
