@@ -89,6 +89,14 @@ def markers(server: Any) -> list[str]:
     return out
 
 
+def marker_times(server: Any, identity: str) -> list[Any]:
+    return [
+        r.time
+        for r in server.audit.records(verb="create", resource="events")
+        if r.user_agent.endswith(f"marker/{identity}") and r.code == 201
+    ]
+
+
 def lease_gets(server: Any, identity: str) -> int:
     return sum(
         1 for r in server.audit.records(verb="get", resource="leases") if r.user_agent.endswith(f"contender/{identity}")
@@ -116,6 +124,9 @@ def test_a_partitioned_leader_stops_writing_before_the_other_takes_over(
     wait_for(lambda: markers(server).count("b") >= 10, what="b writes")
     assert_one_handoff(markers(server), "a", "b")
     assert b.poll() is None
+    # The fence leaves lease duration - renew deadline (0.5 s) between the two; allow for scheduling.
+    gap = (min(marker_times(server, "b")) - max(marker_times(server, "a"))).total_seconds()
+    assert gap > 0.2, f"only {gap:.3f} s between the old leader's last write and the new leader's first"
 
 
 def test_a_stopped_leader_is_replaced_and_stays_quiet_when_it_resumes(
