@@ -7,12 +7,15 @@ daemon's own requests (User-Agent `prometheus-autoscaler/...`) from the tests' s
 from __future__ import annotations
 
 import json
+import re
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from autoscaler.kube.client import USER_AGENT, ClientSettings, KubeClient, connect
 
@@ -132,6 +135,35 @@ class Setup:
         return self.post(f"/apis/autoscaler.dev/v1alpha1/namespaces/{ns}/prometheusautoscalers", body)
 
 
+RBAC_DOC = Path(__file__).resolve().parents[2] / "docs" / "rbac.md"
+
+Permission = tuple[str, str, str]  # (API group, resource[/subresource], verb)
+
+
+def documented_permissions() -> set[Permission]:
+    """Every (group, resource, verb) granted by the YAML roles in docs/rbac.md."""
+    out: set[Permission] = set()
+    for block in re.findall(r"```yaml\n(.*?)```", RBAC_DOC.read_text(), flags=re.S):
+        for doc in yaml.safe_load_all(block):
+            for rule in (doc or {}).get("rules") or []:
+                for group in rule["apiGroups"]:
+                    for resource in rule["resources"]:
+                        for verb in rule["verbs"]:
+                            out.add((group, resource, verb))
+    return out
+
+
+def used_permissions(server: Any) -> set[Permission]:
+    """What the daemon's own requests (its User-Agent) needed, from the emulator's audit log."""
+    out: set[Permission] = set()
+    for r in server.audit.records():
+        if not r.user_agent.startswith(USER_AGENT) or not r.resource:
+            continue  # the tests' own scaffolding, or discovery (granted to everyone by system:discovery)
+        resource = f"{r.resource}/{r.subresource}" if r.subresource else r.resource
+        out.add((r.group, resource, r.verb))
+    return out
+
+
 def _emulator_class() -> Any:
     try:
         from autoscaler.sim.apiserver import EmulatedApiServer
@@ -146,6 +178,9 @@ def server() -> Iterator[Any]:
     # No lifecycle Events: the event tests count the Events in the namespace.
     with _emulator_class()(namespaces=namespaces, emit_events=False) as srv:
         yield srv
+    # Every test doubles as an RBAC check: the daemon used nothing that docs/rbac.md does not grant.
+    undocumented = used_permissions(srv) - documented_permissions()
+    assert not undocumented, f"permissions used but not in docs/rbac.md: {sorted(undocumented)}"
 
 
 @pytest.fixture
