@@ -330,9 +330,13 @@ class PodLifecycle:
         status = _pod_status(pod, now, ip)
         if status == pod.get("status"):
             return pod
-        pod["status"] = status
+
+        def change(current: JSON) -> JSON:
+            current["status"] = status  # the kubelet writes the status only, whatever else changed meanwhile
+            return current
+
         try:
-            return self._store.modify(pods_type, pod["metadata"]["namespace"], pod["metadata"]["name"], lambda _: pod)
+            return self._store.modify(pods_type, pod["metadata"]["namespace"], pod["metadata"]["name"], change)
         except errors.ApiError:
             return pod
 
