@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -19,8 +20,11 @@ pytestmark = [
 ]
 
 
+Kubectl = Callable[..., str]
+
+
 @pytest.fixture
-def kubectl(server: EmulatedApiServer, tmp_path: Path):  # type: ignore[no-untyped-def]
+def kubectl(server: EmulatedApiServer, tmp_path: Path) -> Kubectl:
     def run(*args: str) -> str:
         command = ["kubectl", f"--server={server.url}", f"--cache-dir={tmp_path / 'cache'}", "-n", NS, *args]
         env = dict(os.environ, KUBECONFIG=os.devnull)
@@ -35,7 +39,7 @@ def _rows(output: str) -> list[list[str]]:
     return [line.split() for line in output.strip().splitlines()]
 
 
-def test_get_deployments(server: EmulatedApiServer, kubectl) -> None:  # type: ignore[no-untyped-def]
+def test_get_deployments(server: EmulatedApiServer, kubectl: Kubectl) -> None:
     server.create(workload("Deployment", "web", replicas=2))
     server.advance(30)
     assert _rows(kubectl("get", "deploy")) == [
@@ -46,7 +50,7 @@ def test_get_deployments(server: EmulatedApiServer, kubectl) -> None:  # type: i
     assert wide[0][-3:] == ["CONTAINERS", "IMAGES", "SELECTOR"] and wide[1][-1] == "app=web"
 
 
-def test_get_pods_with_a_selector(server: EmulatedApiServer, kubectl) -> None:  # type: ignore[no-untyped-def]
+def test_get_pods_with_a_selector(server: EmulatedApiServer, kubectl: Kubectl) -> None:
     server.create(workload("Deployment", "web", replicas=2))
     server.create(workload("Deployment", "api", replicas=1))
     rows = _rows(kubectl("get", "po", "-l", "app in (web)"))
@@ -54,7 +58,7 @@ def test_get_pods_with_a_selector(server: EmulatedApiServer, kubectl) -> None:  
     assert [r[0].startswith("web-") and r[1:3] == ["1/1", "Running"] for r in rows[1:]] == [True, True]
 
 
-def test_get_custom_resources_prints_printer_columns(server: EmulatedApiServer, kubectl) -> None:  # type: ignore[no-untyped-def]
+def test_get_custom_resources_prints_printer_columns(server: EmulatedApiServer, kubectl: Kubectl) -> None:
     server.create(autoscaler("web"))
     server.patch_status("autoscaler.dev/v1alpha1", "PrometheusAutoscaler", "web",
                         {"reference": "Deployment/web", "currentReplicas": 2,
@@ -66,7 +70,7 @@ def test_get_custom_resources_prints_printer_columns(server: EmulatedApiServer, 
     ]
 
 
-def test_scale_deployment(server: EmulatedApiServer, kubectl) -> None:  # type: ignore[no-untyped-def]
+def test_scale_deployment(server: EmulatedApiServer, kubectl: Kubectl) -> None:
     server.create(workload("Deployment", "web", replicas=1))
     assert kubectl("scale", "deploy", "web", "--replicas=4").strip() == "deployment.apps/web scaled"
     assert server.get("apps/v1", "Deployment", "web")["spec"]["replicas"] == 4
@@ -75,14 +79,14 @@ def test_scale_deployment(server: EmulatedApiServer, kubectl) -> None:  # type: 
     assert (patch.subresource, patch.content_type) == ("scale", "application/merge-patch+json")
 
 
-def test_describe_deployment_lists_events(server: EmulatedApiServer, kubectl) -> None:  # type: ignore[no-untyped-def]
+def test_describe_deployment_lists_events(server: EmulatedApiServer, kubectl: Kubectl) -> None:
     server.create(workload("Deployment", "web", replicas=2))
     output = kubectl("describe", "deploy", "web")
     assert "Replicas:               2 desired | 2 updated | 2 total | 2 available | 0 unavailable" in output
     assert "Normal  SuccessfulCreate" in output and "Created pod: web-" in output
 
 
-def test_describe_custom_resource_lists_its_events(server: EmulatedApiServer, kubectl) -> None:  # type: ignore[no-untyped-def]
+def test_describe_custom_resource_lists_its_events(server: EmulatedApiServer, kubectl: Kubectl) -> None:
     created = server.create(autoscaler("web"))
     server.create({
         "apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "web.1", "namespace": NS},
@@ -97,7 +101,7 @@ def test_describe_custom_resource_lists_its_events(server: EmulatedApiServer, ku
     assert "SuccessfulRescale" in output and "New size: 3; reason: cpu above target" in output
 
 
-def test_apply_creates_then_patches(server: EmulatedApiServer, kubectl, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_apply_creates_then_patches(server: EmulatedApiServer, kubectl: Kubectl, tmp_path: Path) -> None:
     manifest = tmp_path / "web.json"
     manifest.write_text(json.dumps(workload("Deployment", "web", replicas=1)))
     assert kubectl("apply", "-f", str(manifest)).strip() == "deployment.apps/web created"
