@@ -251,10 +251,12 @@ class LeaderElector:
     def release(self) -> bool:
         """Stop leading at once, then hand the lease back (empty holder) so another replica takes over now."""
         with self._lock:
-            held = self._renewed_at is not None
             self._renewed_at = None  # Stop writing before the lease is given up.
-        if not held:
+            ever_held = self._observed is not None and self._observed[0] == self.config.identity
+        if not ever_held:
             return False
+        # Even past our own renew deadline the lease may still name us: hand it back all the same. The write
+        # carries the resourceVersion read, so it cannot undo a takeover that happened in between.
         try:
             lease = self._get()
             spec = lease.get("spec") or {}

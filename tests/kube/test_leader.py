@@ -147,3 +147,15 @@ def test_unsafe_durations_are_refused(lease: float, renew: float, retry: float) 
             renew_deadline_seconds=renew,
             retry_period_seconds=retry,
         )
+
+
+def test_a_leader_past_its_deadline_still_hands_the_lease_back(kube: KubeClient, setup: Setup) -> None:
+    clock = Mono()
+    a = LeaderElector(kube, config("a"), clock=clock)
+    never = LeaderElector(kube, config("never"), clock=Mono())
+    assert a.try_acquire_or_renew()
+    clock.advance(11)
+    assert not a.is_leader()
+    assert not never.release(), "a contender that never held the lease has nothing to release"
+    assert a.release()
+    assert setup.get(LEASE)["spec"]["holderIdentity"] == ""
