@@ -109,3 +109,19 @@ def test_scaling_emits_controller_events(server: EmulatedApiServer) -> None:
     events = server.list("v1", "Event", namespace=NS)
     assert [(e["reason"], e["involvedObject"]["name"]) for e in events] == [("SuccessfulCreate", "web")]
     assert events[0]["message"].startswith("Created pod: web-")
+
+
+def test_scale_down_with_a_grace_period_leaves_terminating_pods(server: EmulatedApiServer) -> None:
+    server.lifecycle.set_delays(
+        "Deployment", "web", start_delay_seconds=0, ready_delay_seconds=0, termination_grace_seconds=30
+    )
+    server.create(workload("Deployment", "web", replicas=3))
+    server.apply(workload("Deployment", "web", replicas=1))
+    pods = _pods(server)
+    terminating = [p for p in pods if p["metadata"].get("deletionTimestamp")]
+    assert len(pods) == 3 and len(terminating) == 2
+    assert terminating[0]["metadata"]["deletionTimestamp"] == "2026-01-01T00:00:30Z"
+    assert _condition(terminating[0], "Ready")["status"] == "False"
+    assert server.get("apps/v1", "Deployment", "web")["status"]["replicas"] == 1
+    server.advance(30)
+    assert len(_pods(server)) == 1

@@ -8,6 +8,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
 from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 
@@ -74,3 +75,20 @@ def test_stop_ends_open_watches() -> None:
     srv.stop()
     assert ended.wait(5), "the watch outlived the server"
     watcher.join(5)
+
+
+def test_an_emulator_bug_answers_500_instead_of_dropping_the_connection(
+    server: EmulatedApiServer, api: k8s.ApiClient, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(server.operations, "get", broken)
+    try:
+        k8s.CoreV1Api(api).read_namespaced_pod("p", NS)
+    except ApiException as err:
+        assert err.status == 500
+        assert json.loads(err.body)["message"] == "Internal error occurred: RuntimeError: boom"
+    else:
+        raise AssertionError("expected a 500")
+    assert "RuntimeError: boom" in capsys.readouterr().err

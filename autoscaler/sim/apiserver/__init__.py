@@ -12,12 +12,14 @@ from autoscaler.sim.apiserver.clock import Clock, FakeClock, RealClock
 from autoscaler.sim.apiserver.command import main
 from autoscaler.sim.apiserver.errors import ApiError
 from autoscaler.sim.apiserver.faults import Fault, FaultInjector
-from autoscaler.sim.apiserver.lifecycle import READY_DELAY_ANNOTATION, START_DELAY_ANNOTATION, PodLifecycle
+from autoscaler.sim.apiserver.lifecycle import PodLifecycle
+from autoscaler.sim.apiserver.pods import READY_DELAY_ANNOTATION, START_DELAY_ANNOTATION, TERMINATION_ANNOTATION
 from autoscaler.sim.apiserver.server import EmulatedApiServer, default_crds, load_manifests
 
 __all__ = [
     "READY_DELAY_ANNOTATION",
     "START_DELAY_ANNOTATION",
+    "TERMINATION_ANNOTATION",
     "ApiError",
     "AuditLog",
     "AuditRecord",

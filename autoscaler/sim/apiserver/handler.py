@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import threading
+import traceback
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -152,6 +153,11 @@ class Handler(BaseHTTPRequestHandler):
             self._send_json(err.code, err.status(), headers=headers)
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
+        except Exception as err:  # a bug in the emulator: answer as the real server answers a panic
+            traceback.print_exc()
+            failure = errors.for_code(500, f"{type(err).__name__}: {err}")
+            with contextlib.suppress(OSError):
+                self._send_json(500, failure.status())
         finally:
             self._audit(0)
 

@@ -5,12 +5,14 @@ workload (ownerReferences with controller: true), labelled and specified from it
 is Pending (scheduled, containers creating), Running after its start delay, and Ready after a further
 readiness delay; its conditions carry the exact transition times. Scale-down removes pods in the order the
 ReplicaSet controller prefers (unscheduled, then pending, then not ready, then most recently ready, then
-newest; a StatefulSet removes its highest ordinals). The workload's status follows its pods.
+newest; a StatefulSet removes its highest ordinals), at once or, with a termination grace period, after
+a time as Terminating (deletionTimestamp set, not ready). The workload's status follows its active pods.
 
 Delays come from `set_delays()`, else the workload's annotations (`sim.autoscaler.dev/start-delay-seconds`,
-`sim.autoscaler.dev/ready-delay-seconds`), else the model's defaults; a pod keeps the delays it was born
-with. Time is the injected clock's: `tick()` moves pods along (tests call it after advancing a FakeClock;
-the standalone server calls it from a background thread). Writes go straight to the store, as a controller's
+`sim.autoscaler.dev/ready-delay-seconds`, `sim.autoscaler.dev/termination-grace-seconds`), else the model's
+defaults; a pod keeps the start and readiness delays it was born with. Time is the injected clock's:
+`tick()` moves pods along (tests call it after advancing a FakeClock; the standalone server calls it from
+a background thread). Writes go straight to the store, as a controller's
 would, and every change shows up in watches.
 """
 
@@ -27,6 +29,15 @@ from typing import Any
 
 from autoscaler.sim.apiserver import errors
 from autoscaler.sim.apiserver.clock import Clock, parse_timestamp, timestamp
+from autoscaler.sim.apiserver.pods import (
+    NODE_NAME,
+    READY_DELAY_ANNOTATION,
+    START_DELAY_ANNOTATION,
+    TERMINATION_ANNOTATION,
+    deletion_rank,
+    ordinal,
+    pod_status,
+)
 from autoscaler.sim.apiserver.resources import Registry, ResourceType
 from autoscaler.sim.apiserver.store import Store, WatchEvent, clone
 from autoscaler.sim.apiserver.strategy import default_pod_spec, qos_class, random_suffix
@@ -35,9 +46,6 @@ from autoscaler.sim.apiserver.workload_status import workload_status
 JSON = dict[str, Any]
 WorkloadKey = tuple[str, str, str]  # (plural, namespace, name)
 
-START_DELAY_ANNOTATION = "sim.autoscaler.dev/start-delay-seconds"
-READY_DELAY_ANNOTATION = "sim.autoscaler.dev/ready-delay-seconds"
-NODE_NAME = "emulated-node"
 _WORKLOAD_PLURALS = {"Deployment": "deployments", "StatefulSet": "statefulsets", "ReplicaSet": "replicasets"}
 
 
@@ -45,93 +53,7 @@ _WORKLOAD_PLURALS = {"Deployment": "deployments", "StatefulSet": "statefulsets",
 class Delays:
     start_seconds: float
     ready_seconds: float
-
-
-def _pod_status(pod: JSON, now: datetime, ip: str) -> JSON:
-    """The status a pod born at creationTimestamp with its annotated delays has at `now`."""
-    meta = pod["metadata"]
-    notes = meta.get("annotations") or {}
-    born = parse_timestamp(meta["creationTimestamp"])
-    started = born + timedelta(seconds=float(notes.get(START_DELAY_ANNOTATION, 0)))
-    ready_at = started + timedelta(seconds=float(notes.get(READY_DELAY_ANNOTATION, 0)))
-    running, ready = now >= started, now >= ready_at
-    names = [c.get("name", "") for c in pod["spec"].get("containers") or []]
-    unready = "" if ready else f"containers with unready status: [{' '.join(names)}]"
-
-    def condition(type_: str, ok: bool, since: datetime, reason: str = "") -> JSON:
-        out: JSON = {"type": type_, "status": "True" if ok else "False", "lastProbeTime": None,
-                     "lastTransitionTime": timestamp(since)}  # fmt: skip
-        if not ok and reason:
-            out["reason"], out["message"] = reason, unready
-        return out
-
-    containers = []
-    for container in pod["spec"].get("containers") or []:
-        state: JSON = (
-            {"running": {"startedAt": timestamp(started)}} if running else {"waiting": {"reason": "ContainerCreating"}}
-        )
-        containers.append({
-            "name": container.get("name", ""), "image": container.get("image", ""),
-            "imageID": "", "ready": ready, "started": running, "restartCount": 0, "state": state,
-        })  # fmt: skip
-    status: JSON = {
-        "phase": "Running" if running else "Pending",
-        "conditions": [
-            condition("PodReadyToStartContainers", running, started if running else born),
-            condition("Initialized", True, born),
-            condition("Ready", ready, ready_at if ready else born, "ContainersNotReady"),
-            condition("ContainersReady", ready, ready_at if ready else born, "ContainersNotReady"),
-            condition("PodScheduled", True, born),
-        ],
-        "hostIP": "10.0.0.1",
-        "hostIPs": [{"ip": "10.0.0.1"}],
-        "startTime": timestamp(born),
-        "containerStatuses": containers,
-        "qosClass": (pod.get("status") or {}).get("qosClass", "BestEffort"),
-    }
-    if running:
-        status["podIP"], status["podIPs"] = ip, [{"ip": ip}]
-    return status
-
-
-def _deletion_rank(pod: JSON) -> tuple[Any, ...]:
-    """Sort key: pods that sort first are deleted first (controller.ActivePodsWithRanks, simplified)."""
-    status = pod.get("status") or {}
-    phase_rank = {"Pending": 0, "Unknown": 1, "Running": 2}.get(status.get("phase", ""), 0)
-    ready: JSON = next((c for c in status.get("conditions") or [] if c.get("type") == "Ready"), {})
-    is_ready = ready.get("status") == "True"
-    ready_since = ready.get("lastTransitionTime", "") if is_ready else ""
-    restarts = sum(int(c.get("restartCount", 0)) for c in status.get("containerStatuses") or [])
-    created = pod["metadata"].get("creationTimestamp", "")
-    return (
-        1 if (pod.get("spec") or {}).get("nodeName") else 0,
-        phase_rank,
-        1 if is_ready else 0,
-        _Desc(ready_since),
-        -restarts,
-        _Desc(created),
-        _Desc(pod["metadata"]["name"]),
-    )
-
-
-class _Desc:
-    """Orders strings in reverse (newest timestamps first)."""
-
-    def __init__(self, value: str) -> None:
-        self.value = value
-
-    def __lt__(self, other: _Desc) -> bool:
-        return self.value > other.value
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Desc) and self.value == other.value
-
-    __hash__ = None  # type: ignore[assignment]
-
-
-def _ordinal(name: str) -> int:
-    tail = name.rsplit("-", 1)[-1]
-    return int(tail) if tail.isdigit() else -1
+    termination_seconds: float = 0.0
 
 
 class PodLifecycle:
@@ -145,12 +67,13 @@ class PodLifecycle:
         *,
         start_delay_seconds: float = 0.0,
         ready_delay_seconds: float = 0.0,
+        termination_grace_seconds: float = 0.0,
         emit_events: bool = True,
     ) -> None:
         self._store = store
         self._registry = registry
         self._clock = clock
-        self._defaults = Delays(start_delay_seconds, ready_delay_seconds)
+        self._defaults = Delays(start_delay_seconds, ready_delay_seconds, termination_grace_seconds)
         self._overrides: dict[WorkloadKey, Delays] = {}
         self._emit_events = emit_events
         self._lock = threading.RLock()
@@ -175,10 +98,12 @@ class PodLifecycle:
         namespace: str = "default",
         start_delay_seconds: float,
         ready_delay_seconds: float,
+        termination_grace_seconds: float = 0.0,
     ) -> None:
-        """Delays for pods created from now on for one workload (kind: Deployment, StatefulSet, ReplicaSet)."""
+        """Delays for one workload's pods (kind: Deployment, StatefulSet, ReplicaSet): start and readiness
+        for pods created from now on; the time a pod removed by a scale-down stays Terminating."""
         key = (_WORKLOAD_PLURALS[kind], namespace, name)
-        self._overrides[key] = Delays(start_delay_seconds, ready_delay_seconds)
+        self._overrides[key] = Delays(start_delay_seconds, ready_delay_seconds, termination_grace_seconds)
 
     def tick(self) -> None:
         """Move every pod along to the clock's now, and reconcile every workload."""
@@ -235,6 +160,7 @@ class PodLifecycle:
             return Delays(
                 float(notes.get(START_DELAY_ANNOTATION, self._defaults.start_seconds)),
                 float(notes.get(READY_DELAY_ANNOTATION, self._defaults.ready_seconds)),
+                float(notes.get(TERMINATION_ANNOTATION, self._defaults.termination_seconds)),
             )
         except ValueError:
             return self._defaults
@@ -252,23 +178,55 @@ class PodLifecycle:
             if any(r.get("uid") == uid and r.get("controller") for r in p["metadata"].get("ownerReferences") or [])
         ]  # fmt: skip
         desired = int((workload.get("spec") or {}).get("replicas", 1))
-        if len(pods) > desired:
-            if plural == "statefulsets":
-                victims = sorted(pods, key=lambda p: -_ordinal(p["metadata"]["name"]))
-            else:
-                victims = sorted(pods, key=_deletion_rank)
-            for pod in victims[: len(pods) - desired]:
-                self._delete_pod(pods_type, pod)
-                self._event(workload, "SuccessfulDelete", pod["metadata"]["name"], deleted=True)
-                pods.remove(pod)
-        while len(pods) < desired:
-            pod = self._new_pod(workload, plural, pods, self._delays((plural, namespace, name), workload))
-            pods.append(self._store.create(pods_type, pod))
-            self._event(workload, "SuccessfulCreate", pod["metadata"]["name"], deleted=False)
+        delays = self._delays((plural, namespace, name), workload)
         now = self._clock.now()
-        for index, pod in enumerate(pods):
-            pods[index] = self._advance(pods_type, pod, now)
-        self._write_status(rtype, workload, pods, now)
+        terminating = []
+        for pod in pods:
+            ends = pod["metadata"].get("deletionTimestamp")
+            if ends and now >= parse_timestamp(ends):
+                self._delete_pod(pods_type, pod)
+            elif ends:
+                terminating.append(pod)
+        active = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
+        if len(active) > desired:
+            if plural == "statefulsets":
+                victims = sorted(active, key=lambda p: -ordinal(p["metadata"]["name"]))
+            else:
+                victims = sorted(active, key=deletion_rank)
+            for pod in victims[: len(active) - desired]:
+                if delays.termination_seconds > 0:
+                    terminating.append(self._terminate(pods_type, pod, now, delays.termination_seconds))
+                else:
+                    self._delete_pod(pods_type, pod)
+                self._event(workload, "SuccessfulDelete", pod["metadata"]["name"], deleted=True)
+                active.remove(pod)
+        while len(active) < desired:
+            pod = self._new_pod(workload, plural, active + terminating, delays)
+            active.append(self._store.create(pods_type, pod))
+            self._event(workload, "SuccessfulCreate", pod["metadata"]["name"], deleted=False)
+        for index, pod in enumerate(active):
+            active[index] = self._advance(pods_type, pod, now)
+        self._write_status(rtype, workload, active, now)
+
+    def _terminate(self, pods_type: ResourceType, pod: JSON, now: datetime, grace: float) -> JSON:
+        """Graceful deletion: deletionTimestamp set to the end of the grace period, readiness lost at once."""
+
+        def change(current: JSON) -> JSON:
+            meta = current["metadata"]
+            meta["deletionTimestamp"] = timestamp(now + timedelta(seconds=grace))
+            meta["deletionGracePeriodSeconds"] = int(grace)
+            status = current.setdefault("status", {})
+            for condition in status.get("conditions") or []:
+                if condition.get("type") in ("Ready", "ContainersReady") and condition.get("status") == "True":
+                    condition.update(status="False", lastTransitionTime=timestamp(now))
+            for container in status.get("containerStatuses") or []:
+                container["ready"] = False
+            return current
+
+        try:
+            return self._store.modify(pods_type, pod["metadata"]["namespace"], pod["metadata"]["name"], change)
+        except errors.ApiError:
+            return pod
 
     def _new_pod(self, workload: JSON, plural: str, existing: list[JSON], delays: Delays) -> JSON:
         meta, spec = workload["metadata"], workload.get("spec") or {}
@@ -277,11 +235,11 @@ class PodLifecycle:
         labels = dict(template_meta.get("labels") or {})
         name_prefix = f"{meta['name']}-"
         if plural == "statefulsets":
-            taken = {_ordinal(p["metadata"]["name"]) for p in existing}
-            ordinal = next(i for i in range(len(existing) + 1) if i not in taken)
-            name = f"{meta['name']}-{ordinal}"
+            taken = {ordinal(p["metadata"]["name"]) for p in existing}
+            index = next(i for i in range(len(existing) + 1) if i not in taken)
+            name = f"{meta['name']}-{index}"
             labels["statefulset.kubernetes.io/pod-name"] = name
-            labels["apps.kubernetes.io/pod-index"] = str(ordinal)
+            labels["apps.kubernetes.io/pod-index"] = str(index)
         elif plural == "deployments":
             template_json = json.dumps(spec.get("template"), sort_keys=True).encode()
             template_hash = hashlib.sha256(template_json).hexdigest()[:10]
@@ -312,7 +270,7 @@ class PodLifecycle:
             "spec": pod_spec,
             "status": {"phase": "Pending"},
         }  # fmt: skip
-        pod["status"] = _pod_status(pod | {"status": {"qosClass": qos_class(pod_spec)}}, now, self._ip())
+        pod["status"] = pod_status(pod | {"status": {"qosClass": qos_class(pod_spec)}}, now, self._ip())
         return pod
 
     def _ip(self) -> str:
@@ -321,13 +279,15 @@ class PodLifecycle:
 
     def _advance(self, pods_type: ResourceType, pod: JSON, now: datetime) -> JSON:
         annotations = pod["metadata"].get("annotations") or {}
+        if pod["metadata"].get("deletionTimestamp"):
+            return pod
         if START_DELAY_ANNOTATION not in annotations or pod.get("status", {}).get("phase") not in (
             "Pending",
             "Running",
         ):
             return pod  # not one of ours (created through the API), or finished: the model leaves it alone
         ip = (pod.get("status") or {}).get("podIP") or self._ip()
-        status = _pod_status(pod, now, ip)
+        status = pod_status(pod, now, ip)
         if status == pod.get("status"):
             return pod
 

@@ -69,6 +69,7 @@ class EmulatedApiServer:
         clock: Clock | None = None,
         start_delay_seconds: float = 0.0,
         ready_delay_seconds: float = 0.0,
+        termination_grace_seconds: float = 0.0,
         tick_interval_seconds: float | None = None,
         history_size: int = 10_000,
         bookmark_interval_seconds: float = 1.0,
@@ -91,6 +92,7 @@ class EmulatedApiServer:
             self.clock,
             start_delay_seconds=start_delay_seconds,
             ready_delay_seconds=ready_delay_seconds,
+            termination_grace_seconds=termination_grace_seconds,
             emit_events=emit_events,
         )
         self._app = App(self.operations, self.faults, self.audit, self.lifecycle, self.clock, bookmark_interval_seconds)

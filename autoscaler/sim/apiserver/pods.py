@@ -1,0 +1,108 @@
+"""One pod as the kubelet and the ReplicaSet controller see it: its status at a given time, and its rank
+when a scale-down picks which pods to delete.
+
+`pod_status` derives the whole status (phase, conditions with their transition times, container states,
+IPs) from the pod's creation time and the delays annotated on it, so it is a pure function of the pod and
+`now`. `deletion_rank` is controller.ActivePodsWithRanks' order, simplified to a single node.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from autoscaler.sim.apiserver.clock import parse_timestamp, timestamp
+
+JSON = dict[str, Any]
+
+START_DELAY_ANNOTATION = "sim.autoscaler.dev/start-delay-seconds"
+READY_DELAY_ANNOTATION = "sim.autoscaler.dev/ready-delay-seconds"
+TERMINATION_ANNOTATION = "sim.autoscaler.dev/termination-grace-seconds"
+NODE_NAME = "emulated-node"
+
+
+def pod_status(pod: JSON, now: datetime, ip: str) -> JSON:
+    """The status a pod born at creationTimestamp with its annotated delays has at `now`."""
+    meta = pod["metadata"]
+    notes = meta.get("annotations") or {}
+    born = parse_timestamp(meta["creationTimestamp"])
+    started = born + timedelta(seconds=float(notes.get(START_DELAY_ANNOTATION, 0)))
+    ready_at = started + timedelta(seconds=float(notes.get(READY_DELAY_ANNOTATION, 0)))
+    running, ready = now >= started, now >= ready_at
+    names = [c.get("name", "") for c in pod["spec"].get("containers") or []]
+    unready = "" if ready else f"containers with unready status: [{' '.join(names)}]"
+
+    def condition(type_: str, ok: bool, since: datetime, reason: str = "") -> JSON:
+        out: JSON = {"type": type_, "status": "True" if ok else "False", "lastProbeTime": None,
+                     "lastTransitionTime": timestamp(since)}  # fmt: skip
+        if not ok and reason:
+            out["reason"], out["message"] = reason, unready
+        return out
+
+    containers = []
+    for container in pod["spec"].get("containers") or []:
+        state: JSON = (
+            {"running": {"startedAt": timestamp(started)}} if running else {"waiting": {"reason": "ContainerCreating"}}
+        )
+        containers.append({
+            "name": container.get("name", ""), "image": container.get("image", ""),
+            "imageID": "", "ready": ready, "started": running, "restartCount": 0, "state": state,
+        })  # fmt: skip
+    status: JSON = {
+        "phase": "Running" if running else "Pending",
+        "conditions": [
+            condition("PodReadyToStartContainers", running, started if running else born),
+            condition("Initialized", True, born),
+            condition("Ready", ready, ready_at if ready else born, "ContainersNotReady"),
+            condition("ContainersReady", ready, ready_at if ready else born, "ContainersNotReady"),
+            condition("PodScheduled", True, born),
+        ],
+        "hostIP": "10.0.0.1",
+        "hostIPs": [{"ip": "10.0.0.1"}],
+        "startTime": timestamp(born),
+        "containerStatuses": containers,
+        "qosClass": (pod.get("status") or {}).get("qosClass", "BestEffort"),
+    }
+    if running:
+        status["podIP"], status["podIPs"] = ip, [{"ip": ip}]
+    return status
+
+
+def deletion_rank(pod: JSON) -> tuple[Any, ...]:
+    """Sort key: pods that sort first are deleted first (controller.ActivePodsWithRanks, simplified)."""
+    status = pod.get("status") or {}
+    phase_rank = {"Pending": 0, "Unknown": 1, "Running": 2}.get(status.get("phase", ""), 0)
+    ready: JSON = next((c for c in status.get("conditions") or [] if c.get("type") == "Ready"), {})
+    is_ready = ready.get("status") == "True"
+    ready_since = ready.get("lastTransitionTime", "") if is_ready else ""
+    restarts = sum(int(c.get("restartCount", 0)) for c in status.get("containerStatuses") or [])
+    created = pod["metadata"].get("creationTimestamp", "")
+    return (
+        1 if (pod.get("spec") or {}).get("nodeName") else 0,
+        phase_rank,
+        1 if is_ready else 0,
+        _Desc(ready_since),
+        -restarts,
+        _Desc(created),
+        _Desc(pod["metadata"]["name"]),
+    )
+
+
+class _Desc:
+    """Orders strings in reverse (newest timestamps first)."""
+
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+    def __lt__(self, other: _Desc) -> bool:
+        return self.value > other.value
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Desc) and self.value == other.value
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def ordinal(name: str) -> int:
+    tail = name.rsplit("-", 1)[-1]
+    return int(tail) if tail.isdigit() else -1
