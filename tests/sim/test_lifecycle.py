@@ -125,3 +125,12 @@ def test_scale_down_with_a_grace_period_leaves_terminating_pods(server: Emulated
     assert server.get("apps/v1", "Deployment", "web")["status"]["replicas"] == 1
     server.advance(30)
     assert len(_pods(server)) == 1
+
+
+def test_a_status_written_through_the_api_is_left_alone(server: EmulatedApiServer) -> None:
+    """A test can make a pod unready or failed; the model does not undo it."""
+    server.create(workload("Deployment", "web", replicas=1, annotations=DELAYS))
+    name = _pods(server)[0]["metadata"]["name"]
+    server.patch_status("v1", "Pod", name, {"phase": "Failed"})
+    server.advance(60)
+    assert _pods(server)[0]["status"]["phase"] == "Failed"

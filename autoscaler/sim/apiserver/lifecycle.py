@@ -10,10 +10,11 @@ a time as Terminating (deletionTimestamp set, not ready). The workload's status 
 
 Delays come from `set_delays()`, else the workload's annotations (`sim.autoscaler.dev/start-delay-seconds`,
 `sim.autoscaler.dev/ready-delay-seconds`, `sim.autoscaler.dev/termination-grace-seconds`), else the model's
-defaults; a pod keeps the start and readiness delays it was born with. Time is the injected clock's:
-`tick()` moves pods along (tests call it after advancing a FakeClock; the standalone server calls it from
-a background thread). Writes go straight to the store, as a controller's
-would, and every change shows up in watches.
+defaults; a pod keeps the start and readiness delays it was born with. Once a pod's status is written through
+the API (a test making a pod unready, say), the model leaves that status as written. Time is the injected
+clock's: `tick()` moves pods along (tests call it after advancing a FakeClock; the standalone server calls
+it from a background thread). Writes go straight to the store, as a controller's would, and every change
+shows up in watches.
 """
 
 from __future__ import annotations
@@ -56,6 +57,11 @@ class Delays:
     termination_seconds: float = 0.0
 
 
+def _is_ready(pod: JSON) -> bool:
+    conditions = (pod.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+
+
 class PodLifecycle:
     """Keeps each workload's pods and status in line with its spec (see the module docstring)."""
 
@@ -81,6 +87,8 @@ class PodLifecycle:
         self._dirty: set[WorkloadKey] = set()
         self._next_ip = 0
         self._event_sequence = 0
+        self._written: dict[str, JSON] = {}  # pod uid -> the status the model last wrote
+        self._timed: set[WorkloadKey] = set()  # workloads whose pods time will still change
         store.subscribe(self._on_change)
 
     def _type(self, group: str, plural: str) -> ResourceType:
@@ -105,12 +113,14 @@ class PodLifecycle:
         key = (_WORKLOAD_PLURALS[kind], namespace, name)
         self._overrides[key] = Delays(start_delay_seconds, ready_delay_seconds, termination_grace_seconds)
 
-    def tick(self) -> None:
-        """Move every pod along to the clock's now, and reconcile every workload."""
-        keys: set[WorkloadKey] = set()
-        for plural in _WORKLOAD_PLURALS.values():
-            items, _ = self._store.list(self._type("apps", plural), None)
-            keys.update((plural, o["metadata"]["namespace"], o["metadata"]["name"]) for o in items)
+    def tick(self, *, everything: bool = False) -> None:
+        """Move pods along to the clock's now: those of the workloads with pods still starting or terminating
+        (the only ones time can change; every write reconciles its workload at once), or of every workload."""
+        keys: set[WorkloadKey] = set(self._timed)
+        if everything:
+            for plural in _WORKLOAD_PLURALS.values():
+                items, _ = self._store.list(self._type("apps", plural), None)
+                keys.update((plural, o["metadata"]["namespace"], o["metadata"]["name"]) for o in items)
         self._request(keys)
 
     # -- reacting to changes ----------------------------------------------------------------------------
@@ -124,6 +134,7 @@ class PodLifecycle:
             else:
                 self._request({(plural, event.namespace, meta["name"])})
         elif (group, plural) == ("", "pods") and event.type == "DELETED":
+            self._written.pop(meta.get("uid", ""), None)
             for ref in meta.get("ownerReferences") or []:
                 if ref.get("controller") and ref.get("kind") in _WORKLOAD_PLURALS:
                     self._request({(_WORKLOAD_PLURALS[ref["kind"]], event.namespace, ref.get("name", ""))})
@@ -145,10 +156,8 @@ class PodLifecycle:
     def _delete_orphans(self, owner_uid: str, namespace: str) -> None:
         """The garbage collector's part: a deleted workload's pods go with it."""
         pods_type = self._type("", "pods")
-        pods, _ = self._store.list(pods_type, namespace)
-        for pod in pods:
-            if any(r.get("uid") == owner_uid for r in pod["metadata"].get("ownerReferences") or []):
-                self._delete_pod(pods_type, pod)
+        for pod in self._store.owned_by(pods_type, owner_uid):
+            self._delete_pod(pods_type, pod)
 
     # -- reconciling one workload -----------------------------------------------------------------------
 
@@ -169,14 +178,10 @@ class PodLifecycle:
         rtype = self._type("apps", plural)
         workload = self._store.find(rtype, namespace, name)
         if workload is None:
+            self._timed.discard((plural, namespace, name))
             return
         pods_type = self._type("", "pods")
-        uid = workload["metadata"]["uid"]
-        all_pods, _ = self._store.list(pods_type, namespace)
-        pods = [
-            p for p in all_pods
-            if any(r.get("uid") == uid and r.get("controller") for r in p["metadata"].get("ownerReferences") or [])
-        ]  # fmt: skip
+        pods = self._store.owned_by(pods_type, workload["metadata"]["uid"])
         desired = int((workload.get("spec") or {}).get("replicas", 1))
         delays = self._delays((plural, namespace, name), workload)
         now = self._clock.now()
@@ -202,11 +207,18 @@ class PodLifecycle:
                 active.remove(pod)
         while len(active) < desired:
             pod = self._new_pod(workload, plural, active + terminating, delays)
-            active.append(self._store.create(pods_type, pod))
+            created = self._store.create(pods_type, pod)
+            self._written[created["metadata"]["uid"]] = created["status"]
+            active.append(created)
             self._event(workload, "SuccessfulCreate", pod["metadata"]["name"], deleted=False)
         for index, pod in enumerate(active):
             active[index] = self._advance(pods_type, pod, now)
         self._write_status(rtype, workload, active, now)
+        starting = any(self._written.get(p["metadata"]["uid"]) == p.get("status") and not _is_ready(p) for p in active)
+        if starting or terminating:
+            self._timed.add((plural, namespace, name))
+        else:
+            self._timed.discard((plural, namespace, name))
 
     def _terminate(self, pods_type: ResourceType, pod: JSON, now: datetime, grace: float) -> JSON:
         """Graceful deletion: deletionTimestamp set to the end of the grace period, readiness lost at once."""
@@ -278,18 +290,16 @@ class PodLifecycle:
         return f"10.244.{(self._next_ip // 250) % 250}.{self._next_ip % 250 + 2}"
 
     def _advance(self, pods_type: ResourceType, pod: JSON, now: datetime) -> JSON:
-        annotations = pod["metadata"].get("annotations") or {}
-        if pod["metadata"].get("deletionTimestamp"):
-            return pod
-        if START_DELAY_ANNOTATION not in annotations or pod.get("status", {}).get("phase") not in (
-            "Pending",
-            "Running",
-        ):
-            return pod  # not one of ours (created through the API), or finished: the model leaves it alone
+        uid = pod["metadata"]["uid"]
+        if pod["metadata"].get("deletionTimestamp") or _is_ready(pod):
+            return pod  # terminating, or ready: nothing more happens to it with time
+        if self._written.get(uid) != pod.get("status"):
+            return pod  # not born here, or its status was written through the API since: hands off
         ip = (pod.get("status") or {}).get("podIP") or self._ip()
         status = pod_status(pod, now, ip)
         if status == pod.get("status"):
             return pod
+        self._written[uid] = status
 
         def change(current: JSON) -> JSON:
             current["status"] = status  # the kubelet writes the status only, whatever else changed meanwhile
@@ -305,17 +315,13 @@ class PodLifecycle:
             self._store.delete(pods_type, pod["metadata"]["namespace"], pod["metadata"]["name"])
 
     def _write_status(self, rtype: ResourceType, workload: JSON, pods: list[JSON], now: datetime) -> None:
-        def is_ready(pod: JSON) -> bool:
-            conditions = (pod.get("status") or {}).get("conditions") or []
-            return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
-
         spec = workload.get("spec") or {}
         status = workload_status(
             rtype.plural,
             old=workload.get("status") or {},
             desired=int(spec.get("replicas", 1)),
             replicas=len(pods),
-            ready=sum(1 for p in pods if is_ready(p)),
+            ready=sum(1 for p in pods if _is_ready(p)),
             generation=int(workload["metadata"].get("generation", 1)),
             name=workload["metadata"]["name"],
             now=now,

@@ -135,7 +135,7 @@ class Operations:
             list_rv = int(resource_version)
             items = self.store.list_at(rtype, namespace, list_rv)
         else:
-            items, list_rv = self.store.list(rtype, namespace)
+            items, list_rv = self.store.list(rtype, namespace, lambda o: selection.matches(from_storage(rtype, o)))
             if resource_version and int(resource_version) > list_rv:
                 self.store.list_at(rtype, namespace, int(resource_version))  # raises "Too large resource version"
         served = [from_storage(rtype, o) for o in items]

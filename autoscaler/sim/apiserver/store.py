@@ -65,6 +65,8 @@ class Store:
         self._compacted = 0  # every change after this resourceVersion is still in the history
         self._rv = 0
         self._listeners: list[Listener] = []
+        # controller owner uid -> the objects it owns, so that a controller finds its pods without a scan
+        self._owned: dict[str, dict[tuple[Key, str, str], None]] = {}
         self._pending: list[WatchEvent] = []
         self._closed = False
 
@@ -91,12 +93,15 @@ class Store:
             obj = self._objects.get(rtype.key, {}).get((namespace, name))
             return None if obj is None else clone(obj)
 
-    def list(self, rtype: ResourceType, namespace: str | None) -> tuple[Items, int]:
-        """Objects in `namespace` (all namespaces when None), sorted by (namespace, name), and the current RV."""
+    def list(
+        self, rtype: ResourceType, namespace: str | None, where: Callable[[JSON], bool] | None = None
+    ) -> tuple[Items, int]:
+        """Objects in `namespace` (all namespaces when None) for which `where` holds (it sees the stored object
+        and must not change it), sorted by (namespace, name), and the current resourceVersion."""
         with self._lock:
             items = self._objects.get(rtype.key, {})
             keys = sorted(k for k in items if namespace is None or k[0] == namespace)
-            return [clone(items[k]) for k in keys], self._rv
+            return [clone(items[k]) for k in keys if where is None or where(items[k])], self._rv
 
     def list_at(self, rtype: ResourceType, namespace: str | None, resource_version: int) -> Items:
         """The list as it was at `resource_version` (resourceVersionMatch=Exact), rebuilt from the history."""
@@ -167,6 +172,7 @@ class Store:
         else:
             meta["resourceVersion"] = str(self._rv)
             items[(namespace, meta["name"])] = obj
+        self._index_owners(rtype.key, namespace, meta["name"], previous, None if kind == "DELETED" else obj)
         event = WatchEvent(self._rv, rtype.key, namespace, kind, obj, previous)
         self._history.append(event)
         if len(self._history) > self._history_size:
@@ -175,6 +181,24 @@ class Store:
             del self._history[:dropped]
         self._pending.append(event)
         return clone(obj)
+
+    def _index_owners(self, key: Key, namespace: str, name: str, old: JSON | None, new: JSON | None) -> None:
+        def owners(obj: JSON | None) -> set[str]:
+            refs = ((obj or {}).get("metadata") or {}).get("ownerReferences") or []
+            return {str(r.get("uid")) for r in refs if r.get("controller") and r.get("uid")}
+
+        entry = (key, namespace, name)
+        for uid in owners(old):
+            self._owned.get(uid, {}).pop(entry, None)
+        for uid in owners(new):
+            self._owned.setdefault(uid, {})[entry] = None
+
+    def owned_by(self, rtype: ResourceType, owner_uid: str) -> Items:
+        """The objects of `rtype` whose controller ownerReference has this uid, sorted by name."""
+        with self._lock:
+            items = self._objects.get(rtype.key, {})
+            found = [items[(ns, name)] for key, ns, name in self._owned.get(owner_uid, {}) if key == rtype.key]
+            return [clone(o) for o in sorted(found, key=lambda o: o["metadata"]["name"])]
 
     def create(self, rtype: ResourceType, obj: JSON, *, dry_run: bool = False) -> JSON:
         """Store a new object (409 AlreadyExists if its name is taken) and return it with its RV.
