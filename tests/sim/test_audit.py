@@ -37,6 +37,7 @@ def test_records_verbs_resources_and_codes(server: EmulatedApiServer, api: k8s.A
     ]
     patch = server.audit.records(verb="patch")[0]
     assert patch.group == "apps" and patch.content_type == "application/strategic-merge-patch+json"
+    assert patch.body_json() == {"spec": {"replicas": 3}}
     assert patch.time == server.clock.now()
 
 

@@ -110,3 +110,10 @@ def test_faults_over_http_for_other_processes(apps: k8s.AppsV1Api, server: Emula
     request = urllib.request.Request(server.url + "/_emulator/faults", method="DELETE")
     with urllib.request.urlopen(request, timeout=5) as response:
         assert json.loads(response.read()) == {"items": []}
+
+
+def test_query_pattern_narrows_a_fault_to_watches(apps: k8s.AppsV1Api, server: EmulatedApiServer, raw: Raw) -> None:
+    server.faults.add(r"/deployments$", query=r"watch=(true|1)", status=503)
+    assert apps.list_namespaced_deployment(NS).items[0].metadata.name == "web"
+    code, body = raw.request("GET", f"/apis/apps/v1/namespaces/{NS}/deployments?watch=true&timeoutSeconds=1")
+    assert (code, body["reason"]) == (503, "ServiceUnavailable")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import urllib.error
 import urllib.request
 from typing import Any
 
@@ -122,3 +123,25 @@ def test_deployment_watch_sees_scaling(server: EmulatedApiServer, api: k8s.ApiCl
         if event["object"].status.replicas == 2:
             stream.stop()
     assert event["object"].spec.replicas == 2
+
+
+def test_watch_list_sends_initial_events_then_a_marked_bookmark(server: EmulatedApiServer) -> None:
+    """sendInitialEvents=true (KEP-3157): the state as ADDED, then a BOOKMARK marking the end of it."""
+    server.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": NS}})
+    query = "watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true"
+    url = f"{server.url}/api/v1/namespaces/{NS}/configmaps?{query}&timeoutSeconds=1"
+    with urllib.request.urlopen(url, timeout=10) as response:
+        lines = [json.loads(line) for line in response.read().splitlines() if line.strip()]
+    assert [e["type"] for e in lines[:2]] == ["ADDED", "BOOKMARK"]
+    assert lines[1]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
+
+
+def test_resource_version_match_on_a_watch_needs_send_initial_events(server: EmulatedApiServer) -> None:
+    url = f"{server.url}/api/v1/namespaces/{NS}/configmaps?watch=true&resourceVersionMatch=NotOlderThan"
+    try:
+        urllib.request.urlopen(url, timeout=10)
+    except urllib.error.HTTPError as err:
+        assert err.code == 422
+        assert "unless sendInitialEvents is provided" in json.loads(err.read())["message"]
+    else:
+        raise AssertionError("expected 422")

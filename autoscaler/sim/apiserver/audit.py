@@ -1,14 +1,15 @@
 """The audit log: one record per request, as the real server's audit events record them (simplified).
 
 Each `AuditRecord` has the time (from the emulator's clock), the Kubernetes verb (get, list, watch, create,
-update, patch, delete, deletecollection; `nonResource` for discovery and other paths), the API group,
-resource, subresource, namespace and name, the response code, whether a fault was injected, and who asked:
-the User-Agent, the bearer token and the `Impersonate-User` header. Tests read it through `AuditLog.records()`
-or, from another process, through `GET /_emulator/audit`.
+update, patch, delete, deletecollection; the lower-case method for discovery and other paths), the API
+group, resource, subresource, namespace and name, the response code, whether a fault was injected, who
+asked (the User-Agent, the bearer token, the `Impersonate-User` header) and the request body as sent. Tests
+read it through `AuditLog.records()` or, from another process, through `GET /_emulator/audit`.
 """
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import deque
 from dataclasses import asdict, dataclass
@@ -39,6 +40,11 @@ class AuditRecord:
     user: str = ""
     content_type: str = ""
     injected: bool = False
+    request_body: str = ""  # the first 64 KiB, as sent
+
+    def body_json(self) -> Any:
+        """The request body decoded as JSON (None when there was none)."""
+        return json.loads(self.request_body) if self.request_body else None
 
     def to_json(self) -> JSON:
         out = asdict(self)

@@ -8,7 +8,8 @@ A fault is checked before the request is routed, so an injected failure never ch
 - `drop`: close the connection without answering.
 
 Paths are regular expressions searched in the URL path (`glob=True` for shell-style patterns matched against
-the whole path). `times=None` means every matching request until the fault is removed.
+the whole path); `query`, a regular expression searched in the query string, narrows further (`watch=true`).
+`times=None` means every matching request until the fault is removed.
 """
 
 from __future__ import annotations
@@ -35,14 +36,17 @@ class Fault:
     message: str = ""
     remaining: int | None = 1
     glob: bool = False
+    query: str = ""
     hits: int = 0
     _pattern: re.Pattern[str] = field(init=False, repr=False)
+    _query: re.Pattern[str] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self._pattern = re.compile(fnmatch.translate(self.path) if self.glob else self.path)
+        self._query = re.compile(self.query)
 
-    def matches(self, method: str, path: str) -> bool:
-        if self.method not in ("*", method.upper()):
+    def matches(self, method: str, path: str, query: str = "") -> bool:
+        if self.method not in ("*", method.upper()) or not self._query.search(query):
             return False
         return bool(self._pattern.match(path) if self.glob else self._pattern.search(path))
 
@@ -57,6 +61,7 @@ class Fault:
             "message": self.message,
             "remaining": self.remaining,
             "glob": self.glob,
+            "query": self.query,
             "hits": self.hits,
         }
 
@@ -80,6 +85,7 @@ class FaultInjector:
         retry_after_seconds: int | None = None,
         message: str = "",
         glob: bool = False,
+        query: str = "",
     ) -> Fault:
         if status is None and not drop and delay_seconds <= 0:
             raise ValueError("a fault needs a status, a delay or drop=True")
@@ -93,6 +99,7 @@ class FaultInjector:
             message=message,
             remaining=times,
             glob=glob,
+            query=query,
         )
         with self._lock:
             self._faults.append(fault)
@@ -110,13 +117,14 @@ class FaultInjector:
             retry_after_seconds=spec.get("retryAfterSeconds"),
             message=str(spec.get("message", "")),
             glob=bool(spec.get("glob", False)),
+            query=str(spec.get("query", "")),
         )
 
-    def take(self, method: str, path: str) -> Fault | None:
+    def take(self, method: str, path: str, query: str = "") -> Fault | None:
         """The fault that answers this request, if any, counted down (and removed when used up)."""
         with self._lock:
             for fault in self._faults:
-                if fault.matches(method, path):
+                if fault.matches(method, path, query):
                     fault.hits += 1
                     if fault.remaining is not None:
                         fault.remaining -= 1

@@ -75,7 +75,7 @@ class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True
     server: HttpServer
-    _audit_pending: tuple[str, str, _Call, bool] | None = None
+    _audit_pending: tuple[str, str, _Call, bool, bytes] | None = None
 
     def setup(self) -> None:
         super().setup()
@@ -130,9 +130,11 @@ class Handler(BaseHTTPRequestHandler):
                 namespace=target.namespace or "",
                 name=target.name,
             )
-        fault = None if path.startswith("/_emulator/") else app.faults.take(self.command, path)
+        fault = None if path.startswith("/_emulator/") else app.faults.take(self.command, path, url.query)
         # The record is written just before the answer goes out, so a client that has its answer finds it.
-        self._audit_pending = None if path.startswith("/_emulator/") else (path, url.query, call, fault is not None)
+        self._audit_pending = (
+            None if path.startswith("/_emulator/") else (path, url.query, call, fault is not None, raw)
+        )
         try:
             if fault is not None:
                 if fault.delay_seconds > 0:
@@ -165,7 +167,7 @@ class Handler(BaseHTTPRequestHandler):
         """Record this request once (later calls do nothing); code 0 means no answer was sent."""
         if self._audit_pending is None:
             return
-        path, query, call, injected = self._audit_pending
+        path, query, call, injected, raw = self._audit_pending
         self._audit_pending = None
         authorization = self.headers.get("Authorization") or ""
         token = authorization[7:].strip() if authorization.lower().startswith("bearer ") else ""
@@ -188,6 +190,7 @@ class Handler(BaseHTTPRequestHandler):
                 user=self.headers.get("Impersonate-User") or self.headers.get("X-Remote-User") or "",
                 content_type=(self.headers.get("Content-Type") or "").split(";")[0].strip(),
                 injected=injected,
+                request_body=raw[:65536].decode("utf-8", errors="replace"),
             )
         )
 
@@ -356,11 +359,32 @@ class Handler(BaseHTTPRequestHandler):
     def _watch(self, target: ResourcePath, query: dict[str, str]) -> int:
         app = self.server.app
         rtype = target.rtype
-        if query.get("resourceVersionMatch"):
-            raise errors.invalid(
-                "meta.k8s.io", "ListOptions", "",
-                [("resourceVersionMatch", "Forbidden: resourceVersionMatch is forbidden for watch")],
-            )  # fmt: skip
+        initial_events = query.get("sendInitialEvents") in ("true", "1")
+        bookmarks = query.get("allowWatchBookmarks") in ("true", "1")
+        causes = []
+        if initial_events and query.get("resourceVersionMatch") != "NotOlderThan":
+            causes.append(
+                (
+                    "resourceVersionMatch",
+                    "Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+                )
+            )
+        if initial_events and not bookmarks:
+            causes.append(
+                (
+                    "allowWatchBookmarks",
+                    "Required value: sendInitialEvents requires setting allowWatchBookmarks to true",
+                )
+            )
+        if query.get("resourceVersionMatch") and "sendInitialEvents" not in query:
+            causes.append(
+                (
+                    "resourceVersionMatch",
+                    "Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+                )
+            )
+        if causes:
+            raise errors.invalid("meta.k8s.io", "ListOptions", "", causes)  # fmt: skip
         resource_version = query.get("resourceVersion", "")
         if resource_version and not resource_version.isdigit():
             raise errors.bad_request(f'invalid resource version "{resource_version}"')
@@ -373,8 +397,9 @@ class Handler(BaseHTTPRequestHandler):
             selection,
             resource_version=resource_version,
             timeout_seconds=float(timeout) if timeout else None,
-            bookmarks=query.get("allowWatchBookmarks") in ("true", "1"),
+            bookmarks=bookmarks,
             bookmark_interval_seconds=app.bookmark_interval_seconds,
+            initial_events=initial_events,
         )
         as_table = self._wants_table()
         self._audit(200)

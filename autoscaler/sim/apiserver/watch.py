@@ -40,6 +40,13 @@ def _translate(event: WatchEvent, rtype: ResourceType, selection: Filter) -> JSO
     return {"type": event.type, "object": obj}
 
 
+def _bookmark(rtype: ResourceType, resource_version: int, annotations: dict[str, str] | None = None) -> JSON:
+    meta: JSON = {"resourceVersion": str(resource_version)}
+    if annotations:
+        meta["annotations"] = annotations
+    return {"type": "BOOKMARK", "object": {"kind": rtype.kind, "apiVersion": rtype.api_version, "metadata": meta}}
+
+
 def stream(
     store: Store,
     rtype: ResourceType,
@@ -50,15 +57,21 @@ def stream(
     timeout_seconds: float | None = None,
     bookmarks: bool = False,
     bookmark_interval_seconds: float = 1.0,
+    initial_events: bool = False,
 ) -> Iterator[JSON]:
-    """The events of one watch request, until it times out or the store closes (the server stops)."""
+    """The events of one watch request, until it times out or the store closes (the server stops).
+
+    `initial_events` is `sendInitialEvents=true` (a watch-list): the current objects as ADDED, then a
+    BOOKMARK annotated `k8s.io/initial-events-end`, then the changes."""
     deadline = time.monotonic() + (DEFAULT_TIMEOUT_SECONDS if timeout_seconds is None else timeout_seconds)
-    if resource_version in ("", "0"):
+    if resource_version in ("", "0") or initial_events:
         items, cursor = store.list(rtype, namespace)
         for obj in items:
             served = from_storage(rtype, obj)
             if selection.matches(served):
                 yield {"type": "ADDED", "object": served}
+        if initial_events:
+            yield _bookmark(rtype, cursor, {"k8s.io/initial-events-end": "true"})
     else:
         cursor = int(resource_version)
     last_sent = time.monotonic()
@@ -81,11 +94,7 @@ def stream(
             return
         if bookmarks and now - last_sent >= bookmark_interval_seconds:
             last_sent = now
-            yield {
-                "type": "BOOKMARK",
-                "object": {"kind": rtype.kind, "apiVersion": rtype.api_version,
-                           "metadata": {"resourceVersion": str(cursor)}},
-            }  # fmt: skip
+            yield _bookmark(rtype, cursor)
         wait = deadline - now
         if bookmarks:
             wait = min(wait, max(bookmark_interval_seconds - (now - last_sent), 0.01))
