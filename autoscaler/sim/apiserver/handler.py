@@ -26,7 +26,7 @@ from autoscaler.sim.apiserver.faults import FaultInjector
 from autoscaler.sim.apiserver.lifecycle import PodLifecycle
 from autoscaler.sim.apiserver.operations import Filter, Operations
 from autoscaler.sim.apiserver.routing import Discovery, ResourcePath, route
-from autoscaler.sim.apiserver.watch import stream
+from autoscaler.sim.apiserver.watch import stream, watch_options
 
 JSON = dict[str, Any]
 TABLE_CONTENT_TYPE = "application/json;as=Table;v=v1;g=meta.k8s.io"
@@ -359,32 +359,7 @@ class Handler(BaseHTTPRequestHandler):
     def _watch(self, target: ResourcePath, query: dict[str, str]) -> int:
         app = self.server.app
         rtype = target.rtype
-        initial_events = query.get("sendInitialEvents") in ("true", "1")
-        bookmarks = query.get("allowWatchBookmarks") in ("true", "1")
-        causes = []
-        if initial_events and query.get("resourceVersionMatch") != "NotOlderThan":
-            causes.append(
-                (
-                    "resourceVersionMatch",
-                    "Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
-                )
-            )
-        if initial_events and not bookmarks:
-            causes.append(
-                (
-                    "allowWatchBookmarks",
-                    "Required value: sendInitialEvents requires setting allowWatchBookmarks to true",
-                )
-            )
-        if query.get("resourceVersionMatch") and "sendInitialEvents" not in query:
-            causes.append(
-                (
-                    "resourceVersionMatch",
-                    "Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
-                )
-            )
-        if causes:
-            raise errors.invalid("meta.k8s.io", "ListOptions", "", causes)  # fmt: skip
+        initial_events, bookmarks = watch_options(query)
         resource_version = query.get("resourceVersion", "")
         if resource_version and not resource_version.isdigit():
             raise errors.bad_request(f'invalid resource version "{resource_version}"')

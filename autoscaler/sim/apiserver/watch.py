@@ -25,6 +25,10 @@ JSON = dict[str, Any]
 # The real server ends a watch after a random 30-60 minutes when the client gives no timeoutSeconds.
 DEFAULT_TIMEOUT_SECONDS = 1800.0
 
+_NEEDS_NOT_OLDER_THAN = "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"
+_NEEDS_BOOKMARKS = "sendInitialEvents requires setting allowWatchBookmarks to true"
+_NEEDS_INITIAL_EVENTS = "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"
+
 
 def _translate(event: WatchEvent, rtype: ResourceType, selection: Filter) -> JSON | None:
     obj = from_storage(rtype, event.object)
@@ -38,6 +42,23 @@ def _translate(event: WatchEvent, rtype: ResourceType, selection: Filter) -> JSO
     if not selection.matches(obj):
         return None
     return {"type": event.type, "object": obj}
+
+
+def watch_options(query: dict[str, str]) -> tuple[bool, bool]:
+    """(sendInitialEvents, allowWatchBookmarks) of a watch request, validated as the real ListOptions are."""
+    initial_events = query.get("sendInitialEvents") in ("true", "1")
+    bookmarks = query.get("allowWatchBookmarks") in ("true", "1")
+    match = query.get("resourceVersionMatch", "")
+    causes: list[tuple[str, str]] = []
+    if initial_events and match != "NotOlderThan":
+        causes.append(("resourceVersionMatch", f"Forbidden: {_NEEDS_NOT_OLDER_THAN}"))
+    if initial_events and not bookmarks:
+        causes.append(("allowWatchBookmarks", f"Required value: {_NEEDS_BOOKMARKS}"))
+    if match and "sendInitialEvents" not in query:
+        causes.append(("resourceVersionMatch", f"Forbidden: {_NEEDS_INITIAL_EVENTS}"))
+    if causes:
+        raise errors.invalid("meta.k8s.io", "ListOptions", "", causes)
+    return initial_events, bookmarks
 
 
 def _bookmark(rtype: ResourceType, resource_version: int, annotations: dict[str, str] | None = None) -> JSON:
