@@ -64,6 +64,7 @@ def test_custom_resource_update_without_resource_version_is_invalid(raw: Raw) ->
         'PrometheusAutoscaler.autoscaler.dev "web" is invalid: '
         "metadata.resourceVersion: Invalid value: 0x0: must be specified for an update"
     )
+    assert raw.request("PUT", f"{path}/web/status", autoscaler("web"))[0] == 422, "the same holds for /status"
 
 
 def test_strategic_merge_patch_on_a_custom_resource_is_unsupported_media_type(raw: Raw) -> None:

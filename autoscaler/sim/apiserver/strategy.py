@@ -245,7 +245,7 @@ def prepare_update(rtype: ResourceType, old: JSON, new: JSON, *, name: str, subr
         )
     new_rv = meta.get("resourceVersion")
     check_resource_version(rtype, old, new_rv, name)
-    if rtype.custom and not new_rv and not subresource:
+    if rtype.custom and not new_rv:  # customResourceStrategy.AllowUnconditionalUpdate is false (also for /status)
         raise errors.invalid(
             rtype.group,
             rtype.kind,
