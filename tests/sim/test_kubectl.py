@@ -83,7 +83,8 @@ def test_describe_deployment_lists_events(server: EmulatedApiServer, kubectl: Ku
     server.create(workload("Deployment", "web", replicas=2))
     output = kubectl("describe", "deploy", "web")
     assert "Replicas:               2 desired | 2 updated | 2 total | 2 available | 0 unavailable" in output
-    assert "Normal  SuccessfulCreate" in output and "Created pod: web-" in output
+    assert "NewReplicaSet:   web-" in output
+    assert "ScalingReplicaSet" in output and "Scaled up replica set web-" in output
 
 
 def test_describe_custom_resource_lists_its_events(server: EmulatedApiServer, kubectl: Kubectl) -> None:

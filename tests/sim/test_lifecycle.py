@@ -45,15 +45,36 @@ def test_pods_go_pending_running_ready_on_the_clock(server: EmulatedApiServer) -
 
 
 def test_pods_copy_the_template(server: EmulatedApiServer) -> None:
-    created = server.create(workload("Deployment", "web", replicas=1))
+    server.create(workload("StatefulSet", "web", replicas=1))
     (pod,) = _pods(server)
     assert pod["spec"]["containers"][0]["resources"] == {"requests": {"cpu": "250m", "memory": "64Mi"}}
     assert pod["status"]["qosClass"] == "Burstable"
-    assert pod["metadata"]["labels"]["app"] == "web" and "pod-template-hash" in pod["metadata"]["labels"]
-    (owner,) = pod["metadata"]["ownerReferences"]
-    assert (owner["kind"], owner["name"], owner["uid"], owner["controller"]) == (
-        "Deployment", "web", created["metadata"]["uid"], True,
-    )  # fmt: skip
+    assert pod["metadata"]["labels"]["app"] == "web"
+
+
+def test_a_deployment_runs_its_pods_through_a_replica_set(server: EmulatedApiServer) -> None:
+    created = server.create(workload("Deployment", "web", replicas=2))
+    (replica_set,) = server.list("apps/v1", "ReplicaSet", namespace=NS)
+    pod_hash = replica_set["metadata"]["labels"]["pod-template-hash"]
+    assert replica_set["metadata"]["name"] == f"web-{pod_hash}"
+    assert replica_set["metadata"]["annotations"]["deployment.kubernetes.io/revision"] == "1"
+    assert replica_set["spec"]["selector"]["matchLabels"] == {"app": "web", "pod-template-hash": pod_hash}
+    assert replica_set["metadata"]["ownerReferences"][0]["uid"] == created["metadata"]["uid"]
+    pods = _pods(server)
+    assert all(p["metadata"]["name"].startswith(f"web-{pod_hash}-") for p in pods)
+    assert {p["metadata"]["ownerReferences"][0]["uid"] for p in pods} == {replica_set["metadata"]["uid"]}
+    assert server.get("apps/v1", "Deployment", "web")["status"]["updatedReplicas"] == 2
+
+
+def test_a_new_template_gets_a_new_replica_set_and_the_old_one_scales_to_zero(server: EmulatedApiServer) -> None:
+    server.create(workload("Deployment", "web", replicas=2))
+    changed = workload("Deployment", "web", replicas=2)
+    changed["spec"]["template"]["spec"]["containers"][0]["image"] = "example/app:2"
+    server.apply(changed)
+    replica_sets = server.list("apps/v1", "ReplicaSet", namespace=NS)
+    by_revision = {r["metadata"]["annotations"]["deployment.kubernetes.io/revision"]: r for r in replica_sets}
+    assert (by_revision["1"]["spec"]["replicas"], by_revision["2"]["spec"]["replicas"]) == (0, 2)
+    assert {p["spec"]["containers"][0]["image"] for p in _pods(server)} == {"example/app:2"}
 
 
 def test_workload_status_follows_its_pods(server: EmulatedApiServer) -> None:
@@ -106,9 +127,20 @@ def test_set_delays_overrides_annotations_and_defaults(server: EmulatedApiServer
 
 def test_scaling_emits_controller_events(server: EmulatedApiServer) -> None:
     server.create(workload("Deployment", "web", replicas=1))
-    events = server.list("v1", "Event", namespace=NS)
-    assert [(e["reason"], e["involvedObject"]["name"]) for e in events] == [("SuccessfulCreate", "web")]
-    assert events[0]["message"].startswith("Created pod: web-")
+    server.apply(workload("Deployment", "web", replicas=3))
+    (replica_set,) = server.list("apps/v1", "ReplicaSet", namespace=NS)
+    name = replica_set["metadata"]["name"]
+    events = [
+        (e["involvedObject"]["kind"], e["reason"], e["message"]) for e in server.list("v1", "Event", namespace=NS)
+    ]
+    assert [e for e in events if e[0] == "Deployment"] == [
+        ("Deployment", "ScalingReplicaSet", f"Scaled up replica set {name} to 1 from 0"),
+        ("Deployment", "ScalingReplicaSet", f"Scaled up replica set {name} to 3 from 1"),
+    ]
+    created = [e for e in events if e[0] == "ReplicaSet"]
+    assert len(created) == 3 and all(
+        r == "SuccessfulCreate" and m.startswith(f"Created pod: {name}-") for _, r, m in created
+    )
 
 
 def test_scale_down_with_a_grace_period_leaves_terminating_pods(server: EmulatedApiServer) -> None:

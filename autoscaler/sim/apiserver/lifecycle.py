@@ -20,8 +20,6 @@ shows up in watches.
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
 import threading
 import uuid
 from dataclasses import dataclass
@@ -30,6 +28,7 @@ from typing import Any
 
 from autoscaler.sim.apiserver import errors
 from autoscaler.sim.apiserver.clock import Clock, parse_timestamp, timestamp
+from autoscaler.sim.apiserver.deployments import HASH_LABEL, new_replica_set, revision, scaled_message, template_hash
 from autoscaler.sim.apiserver.pods import (
     NODE_NAME,
     READY_DELAY_ANNOTATION,
@@ -55,6 +54,14 @@ class Delays:
     start_seconds: float
     ready_seconds: float
     termination_seconds: float = 0.0
+
+
+def _controller(obj: JSON) -> tuple[str, str] | None:
+    """(kind, name) of an object's controller ownerReference, if it has one."""
+    for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
+        if ref.get("controller"):
+            return str(ref.get("kind", "")), str(ref.get("name", ""))
+    return None
 
 
 def _is_ready(pod: JSON) -> bool:
@@ -129,10 +136,14 @@ class PodLifecycle:
         group, plural = event.key
         meta = event.object.get("metadata") or {}
         if group == "apps" and plural in _WORKLOAD_PLURALS.values():
+            keys = {(plural, event.namespace, meta["name"])}
+            owner = _controller(event.object)
+            if owner is not None and owner[0] == "Deployment":
+                keys.add(("deployments", event.namespace, owner[1]))
             if event.type == "DELETED":
-                self._request(set(), orphans=(meta.get("uid", ""), event.namespace))
+                self._request(keys, orphans=(meta.get("uid", ""), event.namespace))
             else:
-                self._request({(plural, event.namespace, meta["name"])})
+                self._request(keys)
         elif (group, plural) == ("", "pods") and event.type == "DELETED":
             self._written.pop(meta.get("uid", ""), None)
             for ref in meta.get("ownerReferences") or []:
@@ -154,14 +165,20 @@ class PodLifecycle:
                 self._local.draining = False
 
     def _delete_orphans(self, owner_uid: str, namespace: str) -> None:
-        """The garbage collector's part: a deleted workload's pods go with it."""
-        pods_type = self._type("", "pods")
-        for pod in self._store.owned_by(pods_type, owner_uid):
-            self._delete_pod(pods_type, pod)
+        """The garbage collector's part: a deleted workload's ReplicaSets and pods go with it."""
+        for rtype in (self._type("apps", "replicasets"), self._type("", "pods")):
+            for obj in self._store.owned_by(rtype, owner_uid):
+                self._delete_pod(rtype, obj)
 
     # -- reconciling one workload -----------------------------------------------------------------------
 
     def _delays(self, key: WorkloadKey, workload: JSON) -> Delays:
+        owner = _controller(workload)
+        if owner is not None and owner[0] == "Deployment":
+            # A Deployment's ReplicaSets run its pods with the Deployment's delays.
+            deployment = self._store.find(self._type("apps", "deployments"), key[1], owner[1])
+            if deployment is not None:
+                return self._delays(("deployments", key[1], owner[1]), deployment)
         if key in self._overrides:
             return self._overrides[key]
         notes = workload["metadata"].get("annotations") or {}
@@ -175,6 +192,9 @@ class PodLifecycle:
             return self._defaults
 
     def _reconcile(self, plural: str, namespace: str, name: str) -> None:
+        if plural == "deployments":
+            self._reconcile_deployment(namespace, name)
+            return
         rtype = self._type("apps", plural)
         workload = self._store.find(rtype, namespace, name)
         if workload is None:
@@ -203,14 +223,14 @@ class PodLifecycle:
                     terminating.append(self._terminate(pods_type, pod, now, delays.termination_seconds))
                 else:
                     self._delete_pod(pods_type, pod)
-                self._event(workload, "SuccessfulDelete", pod["metadata"]["name"], deleted=True)
+                self._pod_event(workload, pod["metadata"]["name"], deleted=True)
                 active.remove(pod)
         while len(active) < desired:
             pod = self._new_pod(workload, plural, active + terminating, delays)
             created = self._store.create(pods_type, pod)
             self._written[created["metadata"]["uid"]] = created["status"]
             active.append(created)
-            self._event(workload, "SuccessfulCreate", pod["metadata"]["name"], deleted=False)
+            self._pod_event(workload, pod["metadata"]["name"], deleted=False)
         for index, pod in enumerate(active):
             active[index] = self._advance(pods_type, pod, now)
         self._write_status(rtype, workload, active, now)
@@ -219,6 +239,56 @@ class PodLifecycle:
             self._timed.add((plural, namespace, name))
         else:
             self._timed.discard((plural, namespace, name))
+
+    def _reconcile_deployment(self, namespace: str, name: str) -> None:
+        """One ReplicaSet per template, the current one at the Deployment's replicas, the others at zero."""
+        rtype, rs_type = self._type("apps", "deployments"), self._type("apps", "replicasets")
+        deployment = self._store.find(rtype, namespace, name)
+        if deployment is None:
+            return
+        spec = deployment.get("spec") or {}
+        desired = int(spec.get("replicas", 1))
+        pod_hash = template_hash(spec.get("template"))
+        owned = self._store.owned_by(rs_type, deployment["metadata"]["uid"])
+        current = next((r for r in owned if (r["metadata"].get("labels") or {}).get(HASH_LABEL) == pod_hash), None)
+        if current is None:
+            number = max((revision(r) for r in owned), default=0) + 1
+            built = new_replica_set(deployment, pod_hash, replicas=desired, number=number, now=self._clock.now())
+            current = self._store.create(rs_type, built)
+            owned.append(current)
+            self._event(deployment, "ScalingReplicaSet", scaled_message(current["metadata"]["name"], 0, desired),
+                        "deployment-controller")  # fmt: skip
+        for replica_set in owned:
+            target = desired if replica_set is current else 0
+            replicas = int((replica_set.get("spec") or {}).get("replicas", 0))
+            if replicas != target:
+                self._scale_replica_set(rs_type, deployment, replica_set, replicas, target)
+        pods_type = self._type("", "pods")
+        active, updated = [], 0
+        for replica_set in owned:
+            pods = [p for p in self._store.owned_by(pods_type, replica_set["metadata"]["uid"])
+                    if not p["metadata"].get("deletionTimestamp")]  # fmt: skip
+            active += pods
+            updated += len(pods) if replica_set is current else 0
+        self._write_status(rtype, deployment, active, self._clock.now(), updated=updated,
+                           replica_set=current["metadata"]["name"])  # fmt: skip
+
+    def _scale_replica_set(
+        self, rs_type: ResourceType, deployment: JSON, replica_set: JSON, old: int, new: int
+    ) -> None:
+        def change(current: JSON) -> JSON:
+            current["spec"]["replicas"] = new
+            current["metadata"].setdefault("annotations", {})["deployment.kubernetes.io/desired-replicas"] = str(
+                (deployment.get("spec") or {}).get("replicas", 1)
+            )
+            return current
+
+        meta = replica_set["metadata"]
+        with contextlib.suppress(errors.ApiError):  # deleted meanwhile
+            self._store.modify(rs_type, meta["namespace"], meta["name"], change)
+            self._event(
+                deployment, "ScalingReplicaSet", scaled_message(meta["name"], old, new), "deployment-controller"
+            )
 
     def _terminate(self, pods_type: ResourceType, pod: JSON, now: datetime, grace: float) -> JSON:
         """Graceful deletion: deletionTimestamp set to the end of the grace period, readiness lost at once."""
@@ -252,12 +322,6 @@ class PodLifecycle:
             name = f"{meta['name']}-{index}"
             labels["statefulset.kubernetes.io/pod-name"] = name
             labels["apps.kubernetes.io/pod-index"] = str(index)
-        elif plural == "deployments":
-            template_json = json.dumps(spec.get("template"), sort_keys=True).encode()
-            template_hash = hashlib.sha256(template_json).hexdigest()[:10]
-            labels["pod-template-hash"] = template_hash
-            name_prefix = f"{meta['name']}-{template_hash}-"
-            name = name_prefix + random_suffix()
         else:
             name = name_prefix + random_suffix()
         annotations = dict(template_meta.get("annotations") or {})
@@ -314,16 +378,26 @@ class PodLifecycle:
         with contextlib.suppress(errors.ApiError):  # already gone
             self._store.delete(pods_type, pod["metadata"]["namespace"], pod["metadata"]["name"])
 
-    def _write_status(self, rtype: ResourceType, workload: JSON, pods: list[JSON], now: datetime) -> None:
+    def _write_status(
+        self,
+        rtype: ResourceType,
+        workload: JSON,
+        pods: list[JSON],
+        now: datetime,
+        *,
+        updated: int | None = None,
+        replica_set: str = "",
+    ) -> None:
         spec = workload.get("spec") or {}
         status = workload_status(
             rtype.plural,
             old=workload.get("status") or {},
             desired=int(spec.get("replicas", 1)),
             replicas=len(pods),
+            updated=len(pods) if updated is None else updated,
             ready=sum(1 for p in pods if _is_ready(p)),
             generation=int(workload["metadata"].get("generation", 1)),
-            name=workload["metadata"]["name"],
+            name=replica_set or workload["metadata"]["name"],
             now=now,
         )
         if status == workload.get("status"):
@@ -342,25 +416,27 @@ class PodLifecycle:
         self._event_sequence = max(self._event_sequence + 1, nanos)
         return f"{name}.{self._event_sequence:x}"
 
-    def _event(self, workload: JSON, reason: str, pod_name: str, *, deleted: bool) -> None:
-        if not self._emit_events:
-            return
-        kind, meta = workload.get("kind", ""), workload["metadata"]
-        if kind == "StatefulSet":
+    def _pod_event(self, workload: JSON, pod_name: str, *, deleted: bool) -> None:
+        name, reason = workload["metadata"]["name"], "SuccessfulDelete" if deleted else "SuccessfulCreate"
+        if workload.get("kind") == "StatefulSet":
             verb = "delete" if deleted else "create"
-            message, component = (
-                f"{verb} Pod {pod_name} in StatefulSet {meta['name']} successful",
-                "statefulset-controller",
+            self._event(
+                workload, reason, f"{verb} Pod {pod_name} in StatefulSet {name} successful", "statefulset-controller"
             )
         else:
             message = f"{'Deleted' if deleted else 'Created'} pod: {pod_name}"
-            component = "replicaset-controller"
+            self._event(workload, reason, message, "replicaset-controller")
+
+    def _event(self, obj: JSON, reason: str, message: str, component: str) -> None:
+        if not self._emit_events:
+            return
+        kind, meta = obj.get("kind", ""), obj["metadata"]
         now = timestamp(self._clock.now())
         event = {
             "apiVersion": "v1", "kind": "Event",
             "metadata": {"name": self._event_name(meta["name"]), "namespace": meta["namespace"],
                          "uid": str(uuid.uuid4()), "creationTimestamp": now},
-            "involvedObject": {"apiVersion": workload.get("apiVersion", "apps/v1"), "kind": kind, "name": meta["name"],
+            "involvedObject": {"apiVersion": obj.get("apiVersion", "apps/v1"), "kind": kind, "name": meta["name"],
                                "namespace": meta["namespace"], "uid": meta["uid"],
                                "resourceVersion": meta.get("resourceVersion", "")},
             "reason": reason, "message": message, "type": "Normal", "count": 1,

@@ -32,15 +32,25 @@ def _condition(old: JSON, type_: str, ok: bool, reason: str, message: str, now: 
 
 
 def workload_status(
-    plural: str, *, old: JSON, desired: int, replicas: int, ready: int, generation: int, name: str, now: datetime
+    plural: str,
+    *,
+    old: JSON,
+    desired: int,
+    replicas: int,
+    updated: int,
+    ready: int,
+    generation: int,
+    name: str,
+    now: datetime,
 ) -> JSON:
+    """`name` is the object the messages name: the Deployment's current ReplicaSet, or the workload."""
     if plural == "deployments":
         # maxUnavailable defaults to 25% of the desired count, rounded down (deployment defaults).
         available_enough = ready >= desired - desired // 4
         status = _nonzero(
             observedGeneration=generation,
             replicas=replicas,
-            updatedReplicas=replicas,
+            updatedReplicas=updated,
             readyReplicas=ready,
             availableReplicas=ready,
             unavailableReplicas=max(replicas - ready, 0),
@@ -60,9 +70,9 @@ def workload_status(
                 old,
                 "Progressing",
                 True,
-                "NewReplicaSetAvailable" if ready == desired == replicas else "ReplicaSetUpdated",
+                "NewReplicaSetAvailable" if ready == desired == replicas == updated else "ReplicaSetUpdated",
                 f'ReplicaSet "{name}" has successfully progressed.'
-                if ready == desired == replicas
+                if ready == desired == replicas == updated
                 else f'ReplicaSet "{name}" is progressing.',
                 now,
             ),
