@@ -1,7 +1,8 @@
-"""The pod lifecycle model: what the ReplicaSet and StatefulSet controllers and the kubelet would do.
+"""The pod lifecycle model: what the deployment, ReplicaSet and StatefulSet controllers and the kubelet do.
 
-For every apps/v1 Deployment, StatefulSet and ReplicaSet it keeps `spec.replicas` pods owned by the
-workload (ownerReferences with controller: true), labelled and specified from its pod template. A new pod
+A Deployment gets one ReplicaSet per pod template (see `deployments`). Every ReplicaSet and StatefulSet
+keeps `spec.replicas` pods it owns (ownerReferences with controller: true), labelled and specified from its
+pod template (see `pods`). A new pod
 is Pending (scheduled, containers creating), Running after its start delay, and Ready after a further
 readiness delay; its conditions carry the exact transition times. Scale-down removes pods in the order the
 ReplicaSet controller prefers (unscheduled, then pending, then not ready, then most recently ready, then
@@ -21,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import threading
-import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -30,17 +30,17 @@ from autoscaler.sim.apiserver import errors
 from autoscaler.sim.apiserver.clock import Clock, parse_timestamp, timestamp
 from autoscaler.sim.apiserver.deployments import HASH_LABEL, new_replica_set, revision, scaled_message, template_hash
 from autoscaler.sim.apiserver.pods import (
-    NODE_NAME,
     READY_DELAY_ANNOTATION,
     START_DELAY_ANNOTATION,
     TERMINATION_ANNOTATION,
     deletion_rank,
+    new_pod,
     ordinal,
     pod_status,
 )
+from autoscaler.sim.apiserver.recorder import EventRecorder
 from autoscaler.sim.apiserver.resources import Registry, ResourceType
-from autoscaler.sim.apiserver.store import Store, WatchEvent, clone
-from autoscaler.sim.apiserver.strategy import default_pod_spec, qos_class, random_suffix
+from autoscaler.sim.apiserver.store import Store, WatchEvent
 from autoscaler.sim.apiserver.workload_status import workload_status
 
 JSON = dict[str, Any]
@@ -88,12 +88,11 @@ class PodLifecycle:
         self._clock = clock
         self._defaults = Delays(start_delay_seconds, ready_delay_seconds, termination_grace_seconds)
         self._overrides: dict[WorkloadKey, Delays] = {}
-        self._emit_events = emit_events
+        self._recorder = EventRecorder(store, registry, clock, enabled=emit_events)
         self._lock = threading.RLock()
         self._local = threading.local()
         self._dirty: set[WorkloadKey] = set()
         self._next_ip = 0
-        self._event_sequence = 0
         self._written: dict[str, JSON] = {}  # pod uid -> the status the model last wrote
         self._timed: set[WorkloadKey] = set()  # workloads whose pods time will still change
         store.subscribe(self._on_change)
@@ -223,14 +222,21 @@ class PodLifecycle:
                     terminating.append(self._terminate(pods_type, pod, now, delays.termination_seconds))
                 else:
                     self._delete_pod(pods_type, pod)
-                self._pod_event(workload, pod["metadata"]["name"], deleted=True)
+                self._recorder.pod_event(workload, pod["metadata"]["name"], deleted=True)
                 active.remove(pod)
         while len(active) < desired:
-            pod = self._new_pod(workload, plural, active + terminating, delays)
+            pod = new_pod(
+                workload,
+                existing=active + terminating,
+                start_seconds=delays.start_seconds,
+                ready_seconds=delays.ready_seconds,
+                now=self._clock.now(),
+                ip=self._ip(),
+            )
             created = self._store.create(pods_type, pod)
             self._written[created["metadata"]["uid"]] = created["status"]
             active.append(created)
-            self._pod_event(workload, pod["metadata"]["name"], deleted=False)
+            self._recorder.pod_event(workload, pod["metadata"]["name"], deleted=False)
         for index, pod in enumerate(active):
             active[index] = self._advance(pods_type, pod, now)
         self._write_status(rtype, workload, active, now)
@@ -256,8 +262,8 @@ class PodLifecycle:
             built = new_replica_set(deployment, pod_hash, replicas=desired, number=number, now=self._clock.now())
             current = self._store.create(rs_type, built)
             owned.append(current)
-            self._event(deployment, "ScalingReplicaSet", scaled_message(current["metadata"]["name"], 0, desired),
-                        "deployment-controller")  # fmt: skip
+            message = scaled_message(current["metadata"]["name"], 0, desired)
+            self._recorder.event(deployment, "ScalingReplicaSet", message, "deployment-controller")
         for replica_set in owned:
             target = desired if replica_set is current else 0
             replicas = int((replica_set.get("spec") or {}).get("replicas", 0))
@@ -286,7 +292,7 @@ class PodLifecycle:
         meta = replica_set["metadata"]
         with contextlib.suppress(errors.ApiError):  # deleted meanwhile
             self._store.modify(rs_type, meta["namespace"], meta["name"], change)
-            self._event(
+            self._recorder.event(
                 deployment, "ScalingReplicaSet", scaled_message(meta["name"], old, new), "deployment-controller"
             )
 
@@ -309,45 +315,6 @@ class PodLifecycle:
             return self._store.modify(pods_type, pod["metadata"]["namespace"], pod["metadata"]["name"], change)
         except errors.ApiError:
             return pod
-
-    def _new_pod(self, workload: JSON, plural: str, existing: list[JSON], delays: Delays) -> JSON:
-        meta, spec = workload["metadata"], workload.get("spec") or {}
-        template = clone(spec.get("template") or {})
-        template_meta = template.get("metadata") or {}
-        labels = dict(template_meta.get("labels") or {})
-        name_prefix = f"{meta['name']}-"
-        if plural == "statefulsets":
-            taken = {ordinal(p["metadata"]["name"]) for p in existing}
-            index = next(i for i in range(len(existing) + 1) if i not in taken)
-            name = f"{meta['name']}-{index}"
-            labels["statefulset.kubernetes.io/pod-name"] = name
-            labels["apps.kubernetes.io/pod-index"] = str(index)
-        else:
-            name = name_prefix + random_suffix()
-        annotations = dict(template_meta.get("annotations") or {})
-        annotations[START_DELAY_ANNOTATION] = str(delays.start_seconds)
-        annotations[READY_DELAY_ANNOTATION] = str(delays.ready_seconds)
-        pod_spec = template.get("spec") or {}
-        default_pod_spec(pod_spec)
-        pod_spec["nodeName"] = NODE_NAME
-        now = self._clock.now()
-        pod: JSON = {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {
-                "name": name, "generateName": name_prefix, "namespace": meta["namespace"],
-                "uid": str(uuid.uuid4()), "creationTimestamp": timestamp(now),
-                "labels": labels, "annotations": annotations,
-                "ownerReferences": [{
-                    "apiVersion": workload.get("apiVersion", "apps/v1"), "kind": workload.get("kind", ""),
-                    "name": meta["name"], "uid": meta["uid"], "controller": True, "blockOwnerDeletion": True,
-                }],
-            },
-            "spec": pod_spec,
-            "status": {"phase": "Pending"},
-        }  # fmt: skip
-        pod["status"] = pod_status(pod | {"status": {"qosClass": qos_class(pod_spec)}}, now, self._ip())
-        return pod
 
     def _ip(self) -> str:
         self._next_ip += 1
@@ -409,38 +376,3 @@ class PodLifecycle:
 
         with contextlib.suppress(errors.ApiError):  # deleted meanwhile
             self._store.modify(rtype, workload["metadata"]["namespace"], workload["metadata"]["name"], change)
-
-    def _event_name(self, name: str) -> str:
-        """<object>.<hex nanoseconds>, as client-go's recorder names events (chronological by name)."""
-        nanos = int(self._clock.now().timestamp() * 1e9)
-        self._event_sequence = max(self._event_sequence + 1, nanos)
-        return f"{name}.{self._event_sequence:x}"
-
-    def _pod_event(self, workload: JSON, pod_name: str, *, deleted: bool) -> None:
-        name, reason = workload["metadata"]["name"], "SuccessfulDelete" if deleted else "SuccessfulCreate"
-        if workload.get("kind") == "StatefulSet":
-            verb = "delete" if deleted else "create"
-            self._event(
-                workload, reason, f"{verb} Pod {pod_name} in StatefulSet {name} successful", "statefulset-controller"
-            )
-        else:
-            message = f"{'Deleted' if deleted else 'Created'} pod: {pod_name}"
-            self._event(workload, reason, message, "replicaset-controller")
-
-    def _event(self, obj: JSON, reason: str, message: str, component: str) -> None:
-        if not self._emit_events:
-            return
-        kind, meta = obj.get("kind", ""), obj["metadata"]
-        now = timestamp(self._clock.now())
-        event = {
-            "apiVersion": "v1", "kind": "Event",
-            "metadata": {"name": self._event_name(meta["name"]), "namespace": meta["namespace"],
-                         "uid": str(uuid.uuid4()), "creationTimestamp": now},
-            "involvedObject": {"apiVersion": obj.get("apiVersion", "apps/v1"), "kind": kind, "name": meta["name"],
-                               "namespace": meta["namespace"], "uid": meta["uid"],
-                               "resourceVersion": meta.get("resourceVersion", "")},
-            "reason": reason, "message": message, "type": "Normal", "count": 1,
-            "source": {"component": component}, "firstTimestamp": now, "lastTimestamp": now,
-            "eventTime": None, "reportingComponent": component, "reportingInstance": "",
-        }  # fmt: skip
-        self._store.create(self._type("", "events"), event)

@@ -1,17 +1,21 @@
-"""One pod as the kubelet and the ReplicaSet controller see it: its status at a given time, and its rank
-when a scale-down picks which pods to delete.
+"""One pod as its controller and the kubelet see it: how it is born, what its status is at a given time, and
+its rank when a scale-down picks which pods to delete.
 
-`pod_status` derives the whole status (phase, conditions with their transition times, container states,
-IPs) from the pod's creation time and the delays annotated on it, so it is a pure function of the pod and
-`now`. `deletion_rank` is controller.ActivePodsWithRanks' order, simplified to a single node.
+`new_pod` builds a pod from a workload's template as its controller would; `pod_status` derives the whole
+status (phase, conditions with their transition times, container states, IPs) from the pod's creation time
+and the delays annotated on it, a pure function of the pod and `now`. `deletion_rank` is
+controller.ActivePodsWithRanks' order, simplified to a single node.
 """
 
 from __future__ import annotations
 
+import uuid
 from datetime import datetime, timedelta
 from typing import Any
 
 from autoscaler.sim.apiserver.clock import parse_timestamp, timestamp
+from autoscaler.sim.apiserver.store import clone
+from autoscaler.sim.apiserver.strategy import default_pod_spec, qos_class, random_suffix
 
 JSON = dict[str, Any]
 
@@ -106,3 +110,45 @@ class _Desc:
 def ordinal(name: str) -> int:
     tail = name.rsplit("-", 1)[-1]
     return int(tail) if tail.isdigit() else -1
+
+
+def new_pod(
+    workload: JSON, *, existing: list[JSON], start_seconds: float, ready_seconds: float, now: datetime, ip: str
+) -> JSON:
+    """A pod as a ReplicaSet or StatefulSet controller creates it, with its status at creation."""
+    meta, spec = workload["metadata"], workload.get("spec") or {}
+    template = clone(spec.get("template") or {})
+    template_meta = template.get("metadata") or {}
+    labels = dict(template_meta.get("labels") or {})
+    name_prefix = f"{meta['name']}-"
+    if workload.get("kind") == "StatefulSet":
+        taken = {ordinal(p["metadata"]["name"]) for p in existing}
+        index = next(i for i in range(len(existing) + 1) if i not in taken)
+        name = f"{meta['name']}-{index}"
+        labels["statefulset.kubernetes.io/pod-name"] = name
+        labels["apps.kubernetes.io/pod-index"] = str(index)
+    else:
+        name = name_prefix + random_suffix()
+    annotations = dict(template_meta.get("annotations") or {})
+    annotations[START_DELAY_ANNOTATION] = str(start_seconds)
+    annotations[READY_DELAY_ANNOTATION] = str(ready_seconds)
+    pod_spec = template.get("spec") or {}
+    default_pod_spec(pod_spec)
+    pod_spec["nodeName"] = NODE_NAME
+    pod: JSON = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name, "generateName": name_prefix, "namespace": meta["namespace"],
+            "uid": str(uuid.uuid4()), "creationTimestamp": timestamp(now),
+            "labels": labels, "annotations": annotations,
+            "ownerReferences": [{
+                "apiVersion": workload.get("apiVersion", "apps/v1"), "kind": workload.get("kind", ""),
+                "name": meta["name"], "uid": meta["uid"], "controller": True, "blockOwnerDeletion": True,
+            }],
+        },
+        "spec": pod_spec,
+        "status": {"phase": "Pending"},
+    }  # fmt: skip
+    pod["status"] = pod_status(pod | {"status": {"qosClass": qos_class(pod_spec)}}, now, ip)
+    return pod
