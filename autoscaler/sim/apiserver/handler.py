@@ -76,6 +76,7 @@ class Handler(BaseHTTPRequestHandler):
     disable_nagle_algorithm = True
     server: HttpServer
     _audit_pending: tuple[str, str, _Call, bool, bytes] | None = None
+    _streaming = False  # a watch's headers are out: errors can only end the connection
 
     def setup(self) -> None:
         super().setup()
@@ -112,8 +113,13 @@ class Handler(BaseHTTPRequestHandler):
         app = self.server.app
         url = urlsplit(self.path)
         path, query = url.path, dict(parse_qsl(url.query, keep_blank_values=True))
-        length = int(self.headers.get("Content-Length") or 0)
+        try:
+            length = max(int(self.headers.get("Content-Length") or 0), 0)
+        except ValueError:
+            length = 0
+            self.close_connection = True  # the body cannot be delimited: read none, and end the connection
         raw = self.rfile.read(length) if length else b""
+        self._streaming = False
         call = _Call(verb=self.command.lower())
         target: Discovery | ResourcePath | None = None
         try:
@@ -149,6 +155,9 @@ class Handler(BaseHTTPRequestHandler):
                     raise errors.for_code(fault.status, fault.message, retry_after_seconds=fault.retry_after_seconds)
             self._dispatch(path, query, raw, target, call)
         except errors.ApiError as err:
+            if self._streaming:
+                self.close_connection = True  # the answer has begun: nothing sensible can follow
+                return
             headers = {}
             if err.retry_after_seconds is not None:
                 headers["Retry-After"] = str(err.retry_after_seconds)
@@ -157,6 +166,9 @@ class Handler(BaseHTTPRequestHandler):
             self.close_connection = True
         except Exception as err:  # a bug in the emulator: answer as the real server answers a panic
             traceback.print_exc()
+            if self._streaming:
+                self.close_connection = True
+                return
             failure = errors.for_code(500, f"{type(err).__name__}: {err}")
             with contextlib.suppress(OSError):
                 self._send_json(500, failure.status())
@@ -383,6 +395,7 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Transfer-Encoding", "chunked")
         self.send_header("Cache-Control", "no-cache, private")
         self.end_headers()
+        self._streaming = True
         for event in events:
             if as_table and event["type"] not in ("ERROR", "BOOKMARK"):
                 event = {"type": event["type"], "object": tables.table(rtype, [event["object"]], now=app.clock.now())}
