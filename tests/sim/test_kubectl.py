@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from autoscaler.sim.apiserver import EmulatedApiServer
+from autoscaler.sim.apiserver import EmulatedApiServer, FakeClock, default_crds
 from tests.sim.conftest import NS, autoscaler, workload
 
 pytestmark = [
@@ -109,3 +109,21 @@ def test_apply_creates_then_patches(server: EmulatedApiServer, kubectl: Kubectl,
     manifest.write_text(json.dumps(workload("Deployment", "web", replicas=3)))
     assert kubectl("apply", "-f", str(manifest)).strip() == "deployment.apps/web configured"
     assert server.get("apps/v1", "Deployment", "web")["spec"]["replicas"] == 3
+
+
+def test_get_with_the_project_crd_prints_its_columns(tmp_path: Path) -> None:
+    """The package's own CRD (when present) gives `kubectl get pas` the HPA-like columns."""
+    crds = default_crds()
+    if not crds:
+        pytest.skip("the package has no autoscaler/kube/crd.yaml yet")
+    with EmulatedApiServer(crds=crds, clock=FakeClock()) as server:
+        server.create(autoscaler("web"))
+        server.patch_status("autoscaler.dev/v1alpha1", "PrometheusAutoscaler", "web",
+                            {"reference": "Deployment/web", "targets": "50%/80%", "currentReplicas": 2})  # fmt: skip
+        command = ["kubectl", f"--server={server.url}", f"--cache-dir={tmp_path}", "-n", NS, "get", "pas"]
+        done = subprocess.run(command, capture_output=True, text=True, env=dict(os.environ, KUBECONFIG=os.devnull),
+                              timeout=30, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    header, row = _rows(done.stdout)
+    assert header[:5] == ["NAME", "REFERENCE", "TARGETS", "MINPODS", "MAXPODS"]
+    assert row[:5] == ["web", "Deployment/web", "50%/80%", "1", "10"]
