@@ -45,25 +45,22 @@ def _parser() -> argparse.ArgumentParser:
         default="json",
         help="json: one object (an array for several snapshots); jsonl: one object per line; text: a summary",
     )
-    emulator = commands.add_parser(
-        "emulator",
-        help="run the Kubernetes API emulator on 127.0.0.1 (for demos and tests)",
-        add_help=False,
-    )
-    emulator.add_argument("args", nargs=argparse.REMAINDER)
+    commands.add_parser("emulator", help="run the Kubernetes API emulator on 127.0.0.1 (for demos and tests)")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["emulator"]:
+        # The emulator owns its options (see `autoscaler emulator --help`).
+        from autoscaler.sim.apiserver import main as emulator_main
+
+        return emulator_main(argv[1:])
     args = _parser().parse_args(argv)
     if args.command == "replay":
         from autoscaler.replay import run
 
         return run(args.snapshots, output=args.output, out=sys.stdout, err=sys.stderr)
-    if args.command == "emulator":
-        from autoscaler.sim.apiserver import main as emulator_main
-
-        return emulator_main(list(args.args))
     _parser().print_help()
     return 2
 

@@ -72,3 +72,9 @@ def test_help_explains_the_format() -> None:
     assert proc.returncode == 0
     for words in ("behaviorState", "docs/snapshot.md", "desiredReplicas", "Exit status"):
         assert words in proc.stdout
+
+
+def test_emulator_command_passes_its_options_through() -> None:
+    proc = _run("emulator", "--help")
+    assert proc.returncode == 0
+    assert "--port" in proc.stdout and "--seed" in proc.stdout
