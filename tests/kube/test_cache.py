@@ -6,9 +6,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from autoscaler.kube.cache import PodCache, WorkloadCache
 from autoscaler.kube.client import KubeClient
-from tests.kube.conftest import NS, Setup
+from autoscaler.kube.errors import Expired, RequestContext, Unavailable
+from autoscaler.sim.apiserver import EmulatedApiServer
+from tests.kube.conftest import NS, Setup, client_for
 
 
 def eventually(check: Callable[[], bool], *, timeout: float = 5.0) -> None:
@@ -106,10 +110,6 @@ def test_workload_cache_derives_scales(kube: KubeClient, setup: Setup) -> None:
 
 def test_an_error_event_410_in_the_stream_is_expired(kube: KubeClient) -> None:
     """A real API server answers a too-old resourceVersion with 200 and one ERROR event carrying 410."""
-    import pytest
-
-    from autoscaler.kube.errors import Expired, RequestContext, Unavailable
-
     cache = PodCache(kube, namespace=NS)
     context = RequestContext(verb="watch", resource="pods", namespace=NS)
     with pytest.raises(Expired):
@@ -118,3 +118,38 @@ def test_an_error_event_410_in_the_stream_is_expired(kube: KubeClient) -> None:
         cache.informer._apply({"type": "ERROR", "object": {"kind": "Status", "code": 500}}, context)
     cache.informer._apply({"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "42"}}}, context)
     assert cache.informer.resource_version == "42"
+
+
+def test_a_compacted_history_makes_the_cache_list_again() -> None:
+    """The real thing: a watch from a resourceVersion older than the server's history meets 410 Expired."""
+    from tests.kube.conftest import Setup
+
+    # No bookmarks, so the cache's resourceVersion stays behind the compaction.
+    with EmulatedApiServer(namespaces=("default", NS), emit_events=False, bookmark_interval_seconds=3600) as srv:
+        setup = Setup(srv.url)
+        setup.pod("web-1", labels={"app": "web"})
+        cache = PodCache(client_for(srv.url), namespace=NS, watch_timeout_seconds=1)
+        cache.start()
+        try:
+            assert cache.wait_for_sync(5)
+            setup.workload("deployments", "other", replicas=0)  # moves the server's resourceVersion on
+            srv.compact()
+            eventually(lambda: cache.informer.stats.lists == 2, timeout=8)
+            assert cache.informer.stats.expired == 1
+            setup.pod("web-2", labels={"app": "web"})
+            eventually(lambda: len(cache.pods(NS, "app=web")) == 2)
+        finally:
+            cache.stop()
+
+
+def test_bookmarks_move_the_resource_version_on(kube: KubeClient, setup: Setup) -> None:
+    cache = PodCache(kube, namespace=NS, watch_timeout_seconds=30)
+    cache.start()
+    try:
+        assert cache.wait_for_sync(5)
+        elsewhere = setup.pod("api-1", labels={"app": "api"}, ns="ops")
+        rv = elsewhere["metadata"]["resourceVersion"]
+        eventually(lambda: int(cache.informer.resource_version) >= int(rv))
+        assert cache.pods("ops", "app=api") == ()
+    finally:
+        cache.stop()

@@ -8,7 +8,7 @@ import pytest
 
 from autoscaler.core.types import ObjectReference, Scale
 from autoscaler.kube.client import KubeClient
-from autoscaler.kube.errors import InvalidRequest, Unavailable
+from autoscaler.kube.errors import Forbidden, InvalidRequest, Unavailable
 from autoscaler.kube.retry import RetryBudget
 from autoscaler.kube.scale import ScaleClient
 from tests.kube.conftest import NS, FakeSleep, Setup, client_for
@@ -106,3 +106,11 @@ def test_a_dropped_connection_and_a_timeout_are_retried(setup: Setup, server: An
     assert result.written
     assert len(sleep.calls) >= 2
     assert setup.get(DEPLOYMENT)["spec"]["replicas"] == 5
+
+
+def test_forbidden_names_the_permission_to_grant(kube: KubeClient, setup: Setup, server: Any, sleep: FakeSleep) -> None:
+    setup.workload("deployments", "web", replicas=2)
+    server.faults.add(SCALE_PATH, method="PUT", status=403, times=1)
+    with pytest.raises(Forbidden, match=r"fix RBAC: allow update on deployments.apps/scale"):
+        ScaleClient(kube, sleep=sleep).write_scale(NS, REF, lambda scale: 5)
+    assert sleep.calls == []
