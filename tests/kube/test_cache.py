@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -46,6 +47,7 @@ def test_pod_cache_lists_then_follows_the_watch(kube: KubeClient, setup: Setup, 
         started = time.monotonic()
         cache.stop()
         assert time.monotonic() - started < 2.0
+    assert not [t for t in threading.enumerate() if t.name.startswith("informer-")], "stop() ends the thread"
     lists = server.audit.records(verb="list", resource="pods", user_agent=kube.settings.user_agent)
     assert len(lists) == 1
     # A watch is recorded when it ends; the server notices the closed connection at its next bookmark.
