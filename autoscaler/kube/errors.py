@@ -120,10 +120,15 @@ class TargetNotFound(NotFound):
 
 
 class Forbidden(PermanentError):
-    """401/403: the daemon's ServiceAccount lacks a permission. Fix RBAC (see docs/rbac.md)."""
+    """403: the daemon's ServiceAccount lacks a permission (fix RBAC, see docs/rbac.md); 401: bad credentials."""
 
     def __init__(self, message: str, *, context: RequestContext | None = None, status: int = 403) -> None:
-        hint = f" (fix RBAC: allow {context.verb} on {context.resource_path})" if context else ""
+        if status == 401:
+            hint = " (the API server did not accept the credentials)"
+        elif context is not None:
+            hint = f" (fix RBAC: allow {context.verb} on {context.resource_path})"
+        else:
+            hint = ""
         super().__init__(message + hint, context=context, status=status)
 
 

@@ -22,6 +22,7 @@ from enum import StrEnum
 
 import structlog
 
+from autoscaler.core.types import ObjectReference
 from autoscaler.kube.client import PROJECT, KubeClient
 from autoscaler.kube.errors import KubeError, NotFound, RequestContext
 
@@ -48,6 +49,9 @@ class EventReason(StrEnum):
     FAILED_GET_OBJECT_METRIC = "FailedGetObjectMetric"
     FAILED_GET_EXTERNAL_METRIC = "FailedGetExternalMetric"
     FAILED_UPDATE_STATUS = "FailedUpdateStatus"
+    SELECTOR_REQUIRED = "SelectorRequired"
+    INVALID_SELECTOR = "InvalidSelector"
+    AMBIGUOUS_SELECTOR = "AmbiguousSelector"
 
 
 # The FailedGet*Metric reason per metric source type, as the HPA picks it.
@@ -82,7 +86,13 @@ class InvolvedObject:
 
     @classmethod
     def autoscaler(cls, namespace: str, name: str, uid: str = "") -> InvolvedObject:
+        """The PrometheusAutoscaler object: where Events go for specs from the custom resource."""
         return cls("autoscaler.dev/v1alpha1", "PrometheusAutoscaler", name, namespace, uid)
+
+    @classmethod
+    def target(cls, namespace: str, ref: ObjectReference, uid: str = "") -> InvolvedObject:
+        """The scale target itself: where Events go for specs read from files (there is no object of ours)."""
+        return cls(ref.api_version or "apps/v1", ref.kind, ref.name, namespace, uid)
 
 
 class EventOutcome(StrEnum):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from autoscaler.core.types import ObjectReference
 from autoscaler.kube.client import KubeClient
 from autoscaler.kube.events import (
     EventOutcome,
@@ -56,7 +57,7 @@ def test_an_event_is_created_then_aggregated(kube: KubeClient, setup: Setup, ser
 
     # Another message, type or object is another Event.
     assert recorder.warning(obj, EventReason.FAILED_GET_SCALE, "deployments/web not found") is EventOutcome.CREATED
-    target = InvolvedObject("apps/v1", "Deployment", "web", NS)
+    target = InvolvedObject.target(NS, ObjectReference(kind="Deployment", name="web", api_version="apps/v1"))
     assert recorder.normal(target, EventReason.SUCCESSFUL_RESCALE, message) is EventOutcome.CREATED
     assert len(_events(setup)) == 3
     ua = kube.settings.user_agent
