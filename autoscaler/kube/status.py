@@ -190,6 +190,25 @@ class StatusWriter:
             sleep=self._sleep,
         )
 
+    def _replace_status(self, namespace: str, name: str, body: dict[str, Any]) -> None:
+        context = RequestContext(
+            verb="update", resource=PLURAL, group=GROUP, subresource="status", namespace=namespace, name=name
+        )
+
+        def once() -> dict[str, Any]:
+            return self._kube.request_json(
+                self._kube.custom.replace_namespaced_custom_object_status,
+                GROUP,
+                VERSION,
+                namespace,
+                PLURAL,
+                name,
+                body,
+                context=context,
+            )
+
+        call_with_retries(once, budget=self._budget, sleep=self._sleep)
+
     def write_status(
         self, namespace: str, name: str, status: AutoscalerStatus, *, current: Mapping[str, Any] | None = None
     ) -> bool:
@@ -213,24 +232,8 @@ class StatusWriter:
                 "spec": obj.get("spec") or {},
                 "status": wanted,
             }
-            context = RequestContext(
-                verb="update", resource=PLURAL, group=GROUP, subresource="status", namespace=namespace, name=name
-            )
             try:
-                call_with_retries(
-                    lambda body=body, context=context: self._kube.request_json(  # type: ignore[misc]
-                        self._kube.custom.replace_namespaced_custom_object_status,
-                        GROUP,
-                        VERSION,
-                        namespace,
-                        PLURAL,
-                        name,
-                        body,
-                        context=context,
-                    ),
-                    budget=self._budget,
-                    sleep=self._sleep,
-                )
+                self._replace_status(namespace, name, body)
                 return True
             except Conflict:
                 conflicts += 1
