@@ -92,8 +92,10 @@ class Informer(Generic[T]):
         watch_timeout_seconds: int = 300,
         initial_backoff_seconds: float = 0.2,
         max_backoff_seconds: float = 10.0,
+        page_size: int = 500,
     ) -> None:
         self._kube = kube
+        self._page_size = page_size
         self._lw = list_watch
         self._transform = transform
         self.name = name or list_watch.context.resource_path
@@ -182,22 +184,35 @@ class Informer(Generic[T]):
                 backoff = min(backoff * 2, self._max_backoff)
 
     def _list(self) -> None:
+        """A consistent list in pages of `page_size` (as client-go's reflector pages), then the store swap."""
         kwargs: dict[str, Any] = {}
         if self._lw.label_selector:
             kwargs["label_selector"] = self._lw.label_selector
-        data = self._kube.request_json(self._lw.method, *self._lw.args, context=self._lw.context, **kwargs)
+        if self._page_size:
+            kwargs["limit"] = self._page_size
         store: dict[str, dict[str, T]] = {}
-        for item in data.get("items") or []:
-            namespace, name = _key(item)
-            try:
-                store.setdefault(namespace, {})[name] = self._transform(item)
-            except (ValueError, TypeError, KeyError) as err:
-                log.warning(
-                    "informer_object_unreadable", informer=self.name, object=f"{namespace}/{name}", error=str(err)
-                )
+        token = ""
+        while True:
+            if token:
+                kwargs["_continue"] = token
+            data = self._kube.request_json(self._lw.method, *self._lw.args, context=self._lw.context, **kwargs)
+            for item in data.get("items") or []:
+                namespace, name = _key(item)
+                try:
+                    store.setdefault(namespace, {})[name] = self._transform(item)
+                except (ValueError, TypeError, KeyError) as err:
+                    log.warning(
+                        "informer_object_unreadable", informer=self.name, object=f"{namespace}/{name}", error=str(err)
+                    )
+            meta = data.get("metadata") or {}
+            token = str(meta.get("continue") or "")
+            if not token:
+                break
         with self._lock:
             self._store = store
-        self.resource_version = str((data.get("metadata") or {}).get("resourceVersion") or "")
+        # Every page of one list carries the snapshot's resourceVersion; an expired continue token is a 410,
+        # which makes the loop list again from the start.
+        self.resource_version = str(meta.get("resourceVersion") or "")
         self.stats.lists += 1
         self._synced.set()
 
@@ -301,7 +316,14 @@ def _selector(text: str) -> Selector:
 class PodCache:
     """Pods of one namespace or all, queryable by namespace and label selector string."""
 
-    def __init__(self, kube: KubeClient, *, namespace: str | None = None, watch_timeout_seconds: int = 300) -> None:
+    def __init__(
+        self,
+        kube: KubeClient,
+        *,
+        namespace: str | None = None,
+        watch_timeout_seconds: int = 300,
+        page_size: int = 500,
+    ) -> None:
         if namespace:
             lw = ListWatch(
                 kube.core.list_namespaced_pod,
@@ -311,7 +333,12 @@ class PodCache:
         else:
             lw = ListWatch(kube.core.list_pod_for_all_namespaces, (), RequestContext(verb="list", resource="pods"))
         self.informer: Informer[Pod] = Informer(
-            kube, lw, transform=pod_from_json, name="pods", watch_timeout_seconds=watch_timeout_seconds
+            kube,
+            lw,
+            transform=pod_from_json,
+            name="pods",
+            watch_timeout_seconds=watch_timeout_seconds,
+            page_size=page_size,
         )
 
     def pods(self, namespace: str, selector: str) -> tuple[Pod, ...]:

@@ -155,3 +155,19 @@ def test_bookmarks_move_the_resource_version_on(kube: KubeClient, setup: Setup) 
         assert cache.pods("ops", "app=api") == ()
     finally:
         cache.stop()
+
+
+def test_the_list_is_read_in_pages(kube: KubeClient, setup: Setup, server: Any) -> None:
+    for i in range(7):
+        setup.pod(f"web-{i}", labels={"app": "web"})
+    cache = PodCache(kube, namespace=NS, watch_timeout_seconds=30, page_size=3)
+    cache.start()
+    try:
+        assert cache.wait_for_sync(5)
+        assert len(cache.pods(NS, "app=web")) == 7
+        assert cache.informer.stats.lists == 1
+    finally:
+        cache.stop()
+    pages = server.audit.records(verb="list", resource="pods", user_agent=kube.settings.user_agent)
+    assert len(pages) == 3
+    assert all("limit=3" in r.query for r in pages)
