@@ -93,9 +93,14 @@ class Informer(Generic[T]):
         initial_backoff_seconds: float = 0.2,
         max_backoff_seconds: float = 10.0,
         page_size: int = 500,
+        labels_of: Callable[[T], Mapping[str, str]] | None = None,
     ) -> None:
         self._kube = kube
         self._page_size = page_size
+        # With `labels_of`, an index (namespace -> (label, value) -> names) answers selectors without a scan.
+        self._labels_of = labels_of
+        self._index: dict[str, dict[tuple[str, str], set[str]]] = {}
+        self._indexed: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {}
         self._lw = list_watch
         self._transform = transform
         self.name = name or list_watch.context.resource_path
@@ -130,6 +135,51 @@ class Informer(Generic[T]):
             if namespace is not None:
                 return list(self._store.get(namespace, {}).values())
             return [obj for objs in self._store.values() for obj in objs.values()]
+
+    def select(self, namespace: str, selector: Selector) -> list[T]:
+        """The objects of `namespace` whose labels match; needs `labels_of`. Equality and `in` use the index."""
+        labels_of = self._labels_of
+        if labels_of is None:
+            raise TypeError(f"informer {self.name} was built without labels_of")
+        with self._lock:
+            objs = self._store.get(namespace, {})
+            index = self._index.get(namespace, {})
+            candidates: set[str] | None = None
+            for req in selector.requirements:
+                if req.operator == "=":
+                    names = index.get((req.key, req.values[0]), set())
+                elif req.operator == "in":
+                    names = set().union(*(index.get((req.key, v), set()) for v in req.values))
+                else:
+                    continue
+                candidates = set(names) if candidates is None else candidates & names
+            pool = list(objs.values()) if candidates is None else [objs[n] for n in candidates if n in objs]
+        return [obj for obj in pool if selector.matches(labels_of(obj))]
+
+    def _put(self, namespace: str, name: str, item: T) -> None:
+        """Store one object and index its labels; the caller holds the lock."""
+        self._store.setdefault(namespace, {})[name] = item
+        if self._labels_of is not None:
+            self._unindex(namespace, name)
+            pairs = tuple(self._labels_of(item).items())
+            index = self._index.setdefault(namespace, {})
+            for pair in pairs:
+                index.setdefault(pair, set()).add(name)
+            self._indexed[(namespace, name)] = pairs
+
+    def _remove(self, namespace: str, name: str) -> None:
+        """Forget one object; the caller holds the lock."""
+        self._store.get(namespace, {}).pop(name, None)
+        self._unindex(namespace, name)
+
+    def _unindex(self, namespace: str, name: str) -> None:
+        index = self._index.get(namespace, {})
+        for pair in self._indexed.pop((namespace, name), ()):
+            names = index.get(pair)
+            if names is not None:
+                names.discard(name)
+                if not names:
+                    del index[pair]
 
     # --- lifecycle -----------------------------------------------------------------------------------
 
@@ -190,7 +240,7 @@ class Informer(Generic[T]):
             kwargs["label_selector"] = self._lw.label_selector
         if self._page_size:
             kwargs["limit"] = self._page_size
-        store: dict[str, dict[str, T]] = {}
+        items: list[tuple[str, str, T]] = []
         token = ""
         while True:
             if token:
@@ -199,7 +249,7 @@ class Informer(Generic[T]):
             for item in data.get("items") or []:
                 namespace, name = _key(item)
                 try:
-                    store.setdefault(namespace, {})[name] = self._transform(item)
+                    items.append((namespace, name, self._transform(item)))
                 except (ValueError, TypeError, KeyError) as err:
                     log.warning(
                         "informer_object_unreadable", informer=self.name, object=f"{namespace}/{name}", error=str(err)
@@ -209,7 +259,9 @@ class Informer(Generic[T]):
             if not token:
                 break
         with self._lock:
-            self._store = store
+            self._store, self._index, self._indexed = {}, {}, {}
+            for namespace, name, obj in items:
+                self._put(namespace, name, obj)
         # Every page of one list carries the snapshot's resourceVersion; an expired continue token is a 410,
         # which makes the loop list again from the start.
         self.resource_version = str(meta.get("resourceVersion") or "")
@@ -280,13 +332,13 @@ class Informer(Generic[T]):
                     "informer_object_unreadable", informer=self.name, object=f"{namespace}/{name}", error=str(err)
                 )
                 with self._lock:
-                    self._store.get(namespace, {}).pop(name, None)
+                    self._remove(namespace, name)
                 return
             with self._lock:
-                self._store.setdefault(namespace, {})[name] = item
+                self._put(namespace, name, item)
         elif kind == "DELETED":
             with self._lock:
-                self._store.get(namespace, {}).pop(name, None)
+                self._remove(namespace, name)
         if rv:
             self.resource_version = rv
         self.stats.events += 1
@@ -339,12 +391,12 @@ class PodCache:
             name="pods",
             watch_timeout_seconds=watch_timeout_seconds,
             page_size=page_size,
+            labels_of=lambda pod: pod.labels,
         )
 
     def pods(self, namespace: str, selector: str) -> tuple[Pod, ...]:
         """The cached pods of `namespace` whose labels match `selector` (e.g. a Scale's status.selector)."""
-        sel = _selector(selector)
-        return tuple(p for p in self.informer.items(namespace) if sel.matches(p.labels))
+        return tuple(self.informer.select(namespace, _selector(selector)))
 
     def start(self) -> None:
         self.informer.start()
