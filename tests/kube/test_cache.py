@@ -9,9 +9,11 @@ from typing import Any
 
 import pytest
 
+from autoscaler.core.types import ObjectReference
 from autoscaler.kube.cache import PodCache, WorkloadCache
 from autoscaler.kube.client import KubeClient
 from autoscaler.kube.errors import Expired, RequestContext, Unavailable
+from autoscaler.kube.scale import ScaleClient
 from autoscaler.sim.apiserver import EmulatedApiServer
 from tests.kube.conftest import NS, Setup, client_for
 
@@ -171,3 +173,22 @@ def test_the_list_is_read_in_pages(kube: KubeClient, setup: Setup, server: Any) 
     pages = server.audit.records(verb="list", resource="pods", user_agent=kube.settings.user_agent)
     assert len(pages) == 3
     assert all("limit=3" in r.query for r in pages)
+
+
+def test_the_pods_of_a_scaled_deployment_follow_its_scale(kube: KubeClient, setup: Setup) -> None:
+    """The daemon's read path: /scale gives the selector, the pod cache gives the pods it selects."""
+    setup.workload("deployments", "web", replicas=2)
+    setup.workload("deployments", "api", replicas=1)
+    ref = ObjectReference(kind="Deployment", name="web", api_version="apps/v1")
+    scales = ScaleClient(kube)
+    cache = PodCache(kube, watch_timeout_seconds=30)
+    cache.start()
+    try:
+        assert cache.wait_for_sync(5)
+        selector = scales.read_scale(NS, ref).scale.selector
+        eventually(lambda: sum(p.is_ready for p in cache.pods(NS, selector)) == 2, timeout=10)
+        scales.write_scale(NS, ref, lambda scale: 4)
+        eventually(lambda: sum(p.is_ready for p in cache.pods(NS, selector)) == 4, timeout=10)
+        assert all(p.labels["app"] == "web" for p in cache.pods(NS, selector))
+    finally:
+        cache.stop()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from autoscaler.core.types import PodPhase
 from autoscaler.kube.client import KubeClient
@@ -68,3 +69,30 @@ def test_pod_status_fields() -> None:
     assert pod.start_time == datetime.fromisoformat("2026-01-01T00:00:01+00:00")
     assert pod.deleted
     assert pod_from_json({"metadata": {"name": "q"}}).ready is None
+
+
+def test_status_and_deletion_come_through_the_wire(kube: KubeClient, server: Any) -> None:
+    server.put(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": "web-9",
+                "namespace": NS,
+                "labels": {"app": "web"},
+                "deletionTimestamp": "2026-01-01T00:01:00Z",
+            },
+            "spec": {"containers": [{"name": "app", "image": "a", "resources": {"requests": {"cpu": "500m"}}}]},
+            "status": {
+                "phase": "Running",
+                "startTime": "2026-01-01T00:00:01Z",
+                "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "2026-01-01T00:00:07Z"}],
+            },
+        }
+    )
+    (pod,) = PodLister(kube).list_pods(NS, "app=web")
+    assert pod.deleted
+    assert pod.phase is PodPhase.RUNNING
+    assert pod.is_ready
+    assert pod.ready_transition == datetime.fromisoformat("2026-01-01T00:00:07+00:00")
+    assert pod.start_time == datetime.fromisoformat("2026-01-01T00:00:01+00:00")
