@@ -69,9 +69,9 @@ def rescale_message(new_size: int, reason: str) -> str:
     return f"New size: {new_size}; reason: {reason}"
 
 
-def failed_rescale_message(new_size: int, err: object) -> str:
-    """The HPA's FailedRescale message."""
-    return f"New size: {new_size}; reason: {err}"
+def failed_rescale_message(new_size: int, reason: str, err: object) -> str:
+    """The HPA's FailedRescale message: "New size: 4; reason: ...; error: ..."."""
+    return f"New size: {new_size}; reason: {reason}; error: {err}"
 
 
 @dataclass(frozen=True, slots=True)
