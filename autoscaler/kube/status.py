@@ -20,9 +20,9 @@ from typing import Any
 import structlog
 
 from autoscaler.core.types import BehaviorState, Condition, Recommendation, ScaleEvent
-from autoscaler.kube.cache import Informer, ListWatch
 from autoscaler.kube.client import KubeClient
 from autoscaler.kube.errors import Conflict, RequestContext
+from autoscaler.kube.informer import Informer, ListWatch
 from autoscaler.kube.pods import parse_time
 from autoscaler.kube.retry import RetryBudget, call_with_retries
 
