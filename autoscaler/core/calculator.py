@@ -9,7 +9,7 @@ values, and each result carries its explanation.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
@@ -285,6 +285,38 @@ def metric_usage_ratio(metrics: Mapping[str, PodMetric], target_usage: int) -> t
 # ---------------------------------------------------------------------------------------------------
 
 
+def _group_and_drop(
+    pods: Sequence[Pod], metrics: dict[str, PodMetric], resource: str, *, settings: Settings, now: datetime
+) -> tuple[int, set[str], set[str], set[str]]:
+    """Group the pods and drop the samples of ignored and unready ones; errors when nothing is left."""
+    if not pods:
+        raise _no_pods()
+    ready_count, unready, missing, ignored = group_pods(pods, metrics, resource, settings=settings, now=now)
+    for name in ignored | unready:
+        metrics.pop(name, None)
+    if not metrics:
+        raise _no_metrics()
+    return ready_count, unready, missing, ignored
+
+
+def _fill_in(
+    metrics: dict[str, PodMetric],
+    missing: set[str],
+    unready: set[str],
+    usage_ratio: float,
+    scale_down_value: Callable[[str], int],
+    now: datetime,
+) -> None:
+    """The rebalancing step: missing pods at `scale_down_value` on a scale-down and at 0 on a scale-up;
+    unready pods at 0 on a scale-up."""
+    if usage_ratio < 1.0:
+        for name in missing:
+            metrics[name] = PodMetric(scale_down_value(name), now, 0)
+    elif usage_ratio > 1.0:
+        for name in missing | unready:
+            metrics[name] = PodMetric(0, now, 0)
+
+
 def _no_pods() -> MetricComputationError:
     return MetricComputationError("no pods returned by selector while calculating replica count")
 
@@ -306,13 +338,7 @@ def resource_replicas(
     now: datetime,
 ) -> Calculation:
     """GetResourceReplicas: a Utilization target, in integer percent of the pods' requests."""
-    if not pods:
-        raise _no_pods()
-    ready_count, unready, missing, ignored = group_pods(pods, metrics, resource, settings=settings, now=now)
-    for name in ignored | unready:
-        metrics.pop(name, None)
-    if not metrics:
-        raise _no_metrics()
+    ready_count, unready, missing, ignored = _group_and_drop(pods, metrics, resource, settings=settings, now=now)
     requests = calculate_requests(pods, container, resource)
     usage_ratio, utilization, raw = resource_utilization_ratio(metrics, requests, target_utilization)
     groups = _groups(pods, unready, missing, ignored)
@@ -329,19 +355,10 @@ def resource_replicas(
     if not scale_up_with_unready and not missing:
         return _direct(base, usage_ratio, ready_count, tolerances)
 
-    if missing:
-        if usage_ratio < 1.0:
-            # On a scale-down, missing pods count as using 100% of their request, or the target where the
-            # target is above 100%.
-            fallback = max(100, target_utilization)
-            for name in missing:
-                metrics[name] = PodMetric(trunc_div(requests[name] * fallback, 100), now, 0)
-        elif usage_ratio > 1.0:
-            for name in missing:
-                metrics[name] = PodMetric(0, now, 0)
-    if scale_up_with_unready:
-        for name in unready:
-            metrics[name] = PodMetric(0, now, 0)
+    # On a scale-down, missing pods count as using 100% of their request, or the target where the target is
+    # above 100%.
+    fallback = max(100, target_utilization)
+    _fill_in(metrics, missing, unready, usage_ratio, lambda name: trunc_div(requests[name] * fallback, 100), now)
 
     new_ratio, _, _ = resource_utilization_ratio(metrics, requests, target_utilization)
     return _rebalanced(current_replicas, usage_ratio, new_ratio, len(metrics), tolerances, base)
@@ -414,13 +431,7 @@ def plain_metric_replicas(
     now: datetime,
 ) -> Calculation:
     """calcPlainMetricReplicas: an AverageValue target over the pods (Resource AverageValue and Pods)."""
-    if not pods:
-        raise _no_pods()
-    ready_count, unready, missing, ignored = group_pods(pods, metrics, resource, settings=settings, now=now)
-    for name in ignored | unready:
-        metrics.pop(name, None)
-    if not metrics:
-        raise _no_metrics()
+    ready_count, unready, missing, ignored = _group_and_drop(pods, metrics, resource, settings=settings, now=now)
     usage_ratio, usage = metric_usage_ratio(metrics, target_usage)
     groups = _groups(pods, unready, missing, ignored)
     base = Calculation(
@@ -435,17 +446,8 @@ def plain_metric_replicas(
     if not scale_up_with_unready and not missing:
         return _direct(base, usage_ratio, ready_count, tolerances)
 
-    if missing:
-        if usage_ratio < 1.0:
-            # On a scale-down, missing pods count as using exactly the target.
-            for name in missing:
-                metrics[name] = PodMetric(target_usage, now, 0)
-        elif usage_ratio > 1.0:
-            for name in missing:
-                metrics[name] = PodMetric(0, now, 0)
-    if scale_up_with_unready:
-        for name in unready:
-            metrics[name] = PodMetric(0, now, 0)
+    # On a scale-down, missing pods count as using exactly the target.
+    _fill_in(metrics, missing, unready, usage_ratio, lambda _name: target_usage, now)
 
     new_ratio, _ = metric_usage_ratio(metrics, target_usage)
     return _rebalanced(current_replicas, usage_ratio, new_ratio, len(metrics), tolerances, base)

@@ -302,11 +302,17 @@ def _resource(
     resource, target = spec.resource_name, spec.target
     container = spec.container if spec.type == MetricSourceType.CONTAINER_RESOURCE else ""
     wrap = f"unable to get metrics for resource {resource}"
-    if target.average_value is not None:
-        try:
-            metrics = _read(
-                lambda: calc.resource_pod_metrics(_expect(reading, ResourceReading, wrap), resource, container), wrap
-            )
+    if target.average_value is None and target.average_utilization is None:
+        raise MetricComputationError(
+            "invalid resource metric source: neither an average utilization target nor an average value "
+            "(usage) target was set"
+        )
+    what = "usage" if target.average_value is not None else "utilization"
+    try:
+        metrics = _read(
+            lambda: calc.resource_pod_metrics(_expect(reading, ResourceReading, wrap), resource, container), wrap
+        )
+        if target.average_value is not None:
             result = calc.plain_metric_replicas(
                 current_replicas=spec_replicas,
                 target_usage=target.average_value,
@@ -317,31 +323,22 @@ def _resource(
                 settings=settings,
                 now=now,
             )
-        except MetricComputationError as err:
-            raise MetricComputationError(f"failed to get {resource} usage: {err.message}") from err
-        return f"{resource} resource", result, MetricStatus(spec, average_value=result.usage)
-    if target.average_utilization is None:
-        raise MetricComputationError(
-            "invalid resource metric source: neither an average utilization target nor an average value "
-            "(usage) target was set"
-        )
-    try:
-        metrics = _read(
-            lambda: calc.resource_pod_metrics(_expect(reading, ResourceReading, wrap), resource, container), wrap
-        )
-        result = calc.resource_replicas(
-            current_replicas=spec_replicas,
-            target_utilization=target.average_utilization,
-            resource=resource,
-            container=container,
-            metrics=metrics,
-            pods=pods,
-            tolerances=tolerances,
-            settings=settings,
-            now=now,
-        )
+        else:
+            result = calc.resource_replicas(
+                current_replicas=spec_replicas,
+                target_utilization=target.average_utilization or 0,
+                resource=resource,
+                container=container,
+                metrics=metrics,
+                pods=pods,
+                tolerances=tolerances,
+                settings=settings,
+                now=now,
+            )
     except MetricComputationError as err:
-        raise MetricComputationError(f"failed to get {resource} utilization: {err.message}") from err
+        raise MetricComputationError(f"failed to get {resource} {what}: {err.message}") from err
+    if target.average_value is not None:
+        return f"{resource} resource", result, MetricStatus(spec, average_value=result.usage)
     kind = "container resource" if container else "resource"
     return (
         f"{resource} {kind} utilization (percentage of request)",
