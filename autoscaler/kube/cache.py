@@ -12,19 +12,19 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from autoscaler.core.labels import Selector, parse_selector
 from autoscaler.core.types import Pod, Scale
 from autoscaler.kube.client import KubeClient
 from autoscaler.kube.errors import RequestContext
 from autoscaler.kube.informer import Informer, ListWatch
 from autoscaler.kube.pods import pod_from_json
-from autoscaler.kube.selector import Selector
 
 __all__ = ["CachedScale", "PodCache", "WorkloadCache", "format_label_selector", "workload_scale"]
 
 
 @lru_cache(maxsize=4096)
 def _selector(text: str) -> Selector:
-    return Selector.parse(text)
+    return parse_selector(text)
 
 
 class PodCache:

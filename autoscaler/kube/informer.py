@@ -21,9 +21,9 @@ from typing import Any, Generic, TypeVar
 import structlog
 import urllib3
 
+from autoscaler.core.labels import Selector
 from autoscaler.kube.client import KubeClient
 from autoscaler.kube.errors import Expired, KubeError, RequestContext, Unavailable
-from autoscaler.kube.selector import Selector
 
 log = structlog.get_logger(__name__)
 

@@ -9,63 +9,18 @@ This module must not decide which pods count: that is the core's pod grouping.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from datetime import datetime
-from decimal import Decimal, InvalidOperation
-from fractions import Fraction
 from typing import Any
 
+from autoscaler.core.formats import milli_value, parse_time
 from autoscaler.core.types import Container, Pod, PodPhase
 from autoscaler.kube.client import KubeClient
 from autoscaler.kube.errors import RequestContext
 
-_NUMBER = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+))(.*)$")
-_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
-_DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
-_EXPONENT = re.compile(r"^[eE]([+-]?\d+)$")
 
-
-class QuantityError(ValueError):
-    """Text that is not a Kubernetes resource.Quantity."""
-
-
-def parse_quantity(text: str | int | float) -> Fraction:
-    """The exact value of a Kubernetes Quantity ("250m", "1.5Gi", "1e3", 2) as a fraction."""
-    if isinstance(text, bool):
-        raise QuantityError(f"not a quantity: {text!r}")
-    if isinstance(text, int):
-        return Fraction(text)
-    if isinstance(text, float):
-        return Fraction(Decimal(repr(text)))
-    m = _NUMBER.match(text.strip())
-    if not m:
-        raise QuantityError(f"not a quantity: {text!r}")
-    number, suffix = m.group(1), m.group(2)
-    try:
-        value = Fraction(Decimal(number))
-    except InvalidOperation as err:
-        raise QuantityError(f"not a quantity: {text!r}") from err
-    if suffix in _BINARY:
-        return value * _BINARY[suffix]
-    if suffix in _DECIMAL:
-        return value * Fraction(10) ** _DECIMAL[suffix]
-    if e := _EXPONENT.match(suffix):
-        return value * Fraction(10) ** int(e.group(1))
-    raise QuantityError(f"not a quantity: {text!r} (unknown suffix {suffix!r})")
-
-
-def milli_value(text: str | int | float) -> int:
-    """Quantity.MilliValue(): the value times 1000, rounded up to an integer."""
-    scaled = parse_quantity(text) * 1000
-    return -((-scaled.numerator) // scaled.denominator)  # ceiling
-
-
-def parse_time(value: Any) -> datetime | None:
-    """An RFC 3339 timestamp from the API ("2026-01-02T03:04:05Z"), or None."""
-    if not value:
-        return None
-    return datetime.fromisoformat(str(value))
+def _time(value: Any) -> datetime | None:
+    return parse_time(value) if value else None
 
 
 def _requests(resources: Mapping[str, Any] | None) -> dict[str, int]:
@@ -98,7 +53,7 @@ def pod_from_json(data: Mapping[str, Any]) -> Pod:
     for cond in status.get("conditions") or []:
         if cond.get("type") == "Ready":
             ready = str(cond.get("status", "Unknown"))
-            ready_transition = parse_time(cond.get("lastTransitionTime"))
+            ready_transition = _time(cond.get("lastTransitionTime"))
             break
     return Pod(
         name=str(meta.get("name", "")),
@@ -107,7 +62,7 @@ def pod_from_json(data: Mapping[str, Any]) -> Pod:
         labels=dict(meta.get("labels") or {}),
         ready=ready,
         ready_transition=ready_transition,
-        start_time=parse_time(status.get("startTime")),
+        start_time=_time(status.get("startTime")),
         deleted=meta.get("deletionTimestamp") is not None,
         containers=tuple(_container(c, init=False) for c in spec.get("containers") or []),
         init_containers=tuple(_container(c, init=True) for c in spec.get("initContainers") or []),

@@ -19,11 +19,11 @@ from typing import Any
 
 import structlog
 
-from autoscaler.core.types import BehaviorState, Condition, Recommendation, ScaleEvent
+from autoscaler.core.state import behavior_state_to_json
+from autoscaler.core.types import BehaviorState, Condition
 from autoscaler.kube.client import KubeClient
 from autoscaler.kube.errors import Conflict, RequestContext
 from autoscaler.kube.informer import Informer, ListWatch
-from autoscaler.kube.pods import parse_time
 from autoscaler.kube.retry import RetryBudget, call_with_retries
 
 log = structlog.get_logger(__name__)
@@ -53,57 +53,6 @@ class AutoscalerStatus:
     behavior_state: BehaviorState | None = None
     reference: str = ""
     targets: str = ""
-
-
-def behavior_state_to_json(state: BehaviorState) -> dict[str, Any]:
-    """The behaviour state as the CRD's status.behaviorState stores it."""
-
-    def events(items: tuple[ScaleEvent, ...]) -> list[dict[str, Any]]:
-        return [
-            {"replicaChange": e.replica_change, "timestamp": format_time(e.timestamp), "outdated": e.outdated}
-            for e in items
-        ]
-
-    out: dict[str, Any] = {
-        "scaleUpEvents": events(state.scale_up_events),
-        "scaleDownEvents": events(state.scale_down_events),
-    }
-    if state.recommendations is not None:
-        out["recommendations"] = [
-            {"replicas": r.replicas, "timestamp": format_time(r.timestamp)} for r in state.recommendations
-        ]
-    return out
-
-
-def behavior_state_from_json(data: Mapping[str, Any] | None) -> BehaviorState:
-    """The inverse of `behavior_state_to_json`; an absent state is "never reconciled"."""
-    if not data:
-        return BehaviorState()
-
-    def when(value: Any) -> datetime:
-        parsed = parse_time(value)
-        if parsed is None:
-            raise ValueError("behaviorState entry without a timestamp")
-        return parsed
-
-    def events(items: Any) -> tuple[ScaleEvent, ...]:
-        return tuple(
-            ScaleEvent(
-                replica_change=int(e["replicaChange"]),
-                timestamp=when(e.get("timestamp")),
-                outdated=bool(e.get("outdated", False)),
-            )
-            for e in items or []
-        )
-
-    recs = data.get("recommendations")
-    return BehaviorState(
-        recommendations=None
-        if recs is None
-        else tuple(Recommendation(replicas=int(r["replicas"]), timestamp=when(r.get("timestamp"))) for r in recs),
-        scale_up_events=events(data.get("scaleUpEvents")),
-        scale_down_events=events(data.get("scaleDownEvents")),
-    )
 
 
 def _conditions(

@@ -5,26 +5,11 @@ Validating them inside the models makes pydantic report every bad value with its
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import AfterValidator, Field
 
-from autoscaler.spec.quantity import QuantityError, duration_seconds, milli_value
-
-
-def parse_time(value: Any) -> datetime:
-    """An RFC 3339 time; a time without zone is UTC."""
-    if isinstance(value, datetime):
-        parsed = value
-    elif isinstance(value, str):
-        try:
-            parsed = datetime.fromisoformat(value.strip().replace("z", "Z"))
-        except ValueError:
-            raise ValueError(f"{value!r} is not an RFC 3339 time (e.g. 2026-01-02T15:04:05Z)") from None
-    else:
-        raise ValueError(f"{value!r} is not an RFC 3339 time string")
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+from autoscaler.core.formats import QuantityError, duration_seconds, milli_value, parse_time
 
 
 def _quantity(value: str | int | float) -> str | int | float:

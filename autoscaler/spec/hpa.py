@@ -13,9 +13,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from autoscaler.core import types as core
+from autoscaler.core.formats import approximate_float, milli_value, quantity_text
 from autoscaler.metrics.binding import PrometheusBinding
 from autoscaler.spec.fields import Quantity
-from autoscaler.spec.quantity import approximate_float, milli_value, quantity_text
 
 
 class _Model(BaseModel):

@@ -17,8 +17,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from autoscaler.core import types as core
-from autoscaler.spec.fields import Duration, Quantity, Time, parse_time
-from autoscaler.spec.quantity import duration_seconds, milli_value
+from autoscaler.core.formats import duration_seconds, milli_value, parse_time
+from autoscaler.spec.fields import Duration, Quantity, Time
 
 DEFAULT_WINDOW_SECONDS = 60.0  # metricServerDefaultMetricWindow
 

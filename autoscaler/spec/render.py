@@ -7,27 +7,21 @@ fed to the next snapshot; metric statuses are written in the autoscaling/v2 Metr
 from __future__ import annotations
 
 import math
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from autoscaler.core.behavior import Limits, Stabilization
 from autoscaler.core.decision import Decision
+from autoscaler.core.formats import format_milli, format_time
 from autoscaler.core.metric import MetricResult, MetricStatus
-from autoscaler.core.types import BehaviorState, LabelSelector, MetricSourceType, MetricSpec, Recommendation
-from autoscaler.spec.quantity import format_milli
+from autoscaler.core.state import behavior_state_to_json
+from autoscaler.core.types import LabelSelector, MetricSourceType, MetricSpec, Recommendation
 
 FORMAT_VERSION = "autoscaler.dev/decision/v1"
 
 
-def format_time(value: datetime | None) -> str | None:
-    """RFC 3339 in UTC, with fractional seconds only when there are any."""
-    if value is None:
-        return None
-    value = value.astimezone(UTC)
-    text = value.strftime("%Y-%m-%dT%H:%M:%S")
-    if value.microsecond:
-        text += f".{value.microsecond:06d}".rstrip("0")
-    return text + "Z"
+def _time(value: datetime | None) -> str | None:
+    return format_time(value) if value is not None else None
 
 
 def _float(value: float | None) -> float | str | None:
@@ -138,7 +132,7 @@ def metric_result(result: MetricResult) -> dict[str, Any]:
 
 
 def _recommendations(items: tuple[Recommendation, ...]) -> list[dict[str, Any]]:
-    return [{"replicas": r.replicas, "timestamp": format_time(r.timestamp)} for r in items]
+    return [{"replicas": r.replicas, "timestamp": _time(r.timestamp)} for r in items]
 
 
 def _stabilization(stab: Stabilization | None) -> dict[str, Any] | None:
@@ -180,20 +174,6 @@ def _limits(limits: Limits | None) -> dict[str, Any] | None:
     }
 
 
-def behavior_state(state: BehaviorState) -> dict[str, Any]:
-    def events(items: tuple[Any, ...]) -> list[dict[str, Any]]:
-        return [
-            {"replicaChange": e.replica_change, "timestamp": format_time(e.timestamp), "outdated": e.outdated}
-            for e in items
-        ]
-
-    return {
-        "recommendations": _recommendations(state.recommendations) if state.recommendations is not None else None,
-        "scaleUpEvents": events(state.scale_up_events),
-        "scaleDownEvents": events(state.scale_down_events),
-    }
-
-
 def decision(
     result: Decision, *, now: datetime, name: str = "", namespace: str = "", source: str = ""
 ) -> dict[str, Any]:
@@ -204,7 +184,7 @@ def decision(
         "formatVersion": FORMAT_VERSION,
         "snapshot": source or None,
         "autoscaler": {"name": name, "namespace": namespace},
-        "now": format_time(now),
+        "now": _time(now),
         "currentReplicas": result.current_replicas,
         "desiredReplicas": result.desired_replicas,
         "rescale": result.rescale,
@@ -226,7 +206,7 @@ def decision(
                 "status": c.status,
                 "reason": c.reason,
                 "message": c.message,
-                "lastTransitionTime": format_time(c.last_transition_time),
+                "lastTransitionTime": _time(c.last_transition_time),
             }
             for c in result.conditions
         ],
@@ -234,10 +214,10 @@ def decision(
         "status": {
             "currentReplicas": status.current_replicas,
             "desiredReplicas": status.desired_replicas,
-            "lastScaleTime": format_time(status.last_scale_time),
+            "lastScaleTime": _time(status.last_scale_time),
             "currentMetrics": (
                 [metric_status(s) for s in status.current_metrics] if status.current_metrics is not None else None
             ),
         },
-        "behaviorState": behavior_state(result.state),
+        "behaviorState": behavior_state_to_json(result.state),
     }

@@ -14,10 +14,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from autoscaler.core import types as core
+from autoscaler.core.formats import duration_seconds, milli_value, parse_time
+from autoscaler.core.state import behavior_state_from_json
 from autoscaler.spec.errors import SpecError
-from autoscaler.spec.fields import Quantity, Time, parse_time
+from autoscaler.spec.fields import Quantity, Time
 from autoscaler.spec.hpa import AutoscalerSpec, to_core
-from autoscaler.spec.quantity import duration_seconds, milli_value
 from autoscaler.spec.readings import reading_to_core
 
 
@@ -195,18 +196,7 @@ class BehaviorStateModel(_Strict):
     scale_down_events: list[ScaleEventModel] = Field(default_factory=list, alias="scaleDownEvents")
 
     def to_core(self) -> core.BehaviorState:
-        def events(items: list[ScaleEventModel]) -> tuple[core.ScaleEvent, ...]:
-            return tuple(core.ScaleEvent(e.replica_change, parse_time(e.timestamp), e.outdated) for e in items)
-
-        return core.BehaviorState(
-            recommendations=(
-                tuple(core.Recommendation(r.replicas, parse_time(r.timestamp)) for r in self.recommendations)
-                if self.recommendations is not None
-                else None
-            ),
-            scale_up_events=events(self.scale_up_events),
-            scale_down_events=events(self.scale_down_events),
-        )
+        return behavior_state_from_json(self.model_dump(by_alias=True))
 
 
 class SnapshotModel(_Strict):

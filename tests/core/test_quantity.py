@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from autoscaler.spec.quantity import (
+from autoscaler.core.formats import (
     QuantityError,
     approximate_float,
     duration_seconds,

@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
+from autoscaler.core.labels import parse_selector
 from autoscaler.kube.cache import PodCache
 from autoscaler.kube.client import ClientSettings, connect
 from autoscaler.kube.errors import RequestContext
-from autoscaler.kube.selector import Selector
 
 CTX = RequestContext(verb="watch", resource="pods", namespace="shop")
 
@@ -32,7 +32,7 @@ def names(cache: PodCache, selector: str) -> set[str]:
 
 
 def scan(cache: PodCache, selector: str) -> set[str]:
-    sel = Selector.parse(selector)
+    sel = parse_selector(selector)
     return {p.name for p in cache.informer.items("shop") if sel.matches(p.labels)}
 
 

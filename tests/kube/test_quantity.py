@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from autoscaler.kube.pods import QuantityError, milli_value
+from autoscaler.core.formats import QuantityError, milli_value
 
 
 @pytest.mark.parametrize(

@@ -5,9 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from autoscaler.core.state import behavior_state_from_json
 from autoscaler.core.types import BehaviorState, Condition, Recommendation
 from autoscaler.kube.client import KubeClient
-from autoscaler.kube.status import AutoscalerCache, AutoscalerStatus, StatusWriter, behavior_state_from_json
+from autoscaler.kube.status import AutoscalerCache, AutoscalerStatus, StatusWriter
 from tests.kube.conftest import NS, Setup
 from tests.kube.test_cache import eventually
 

@@ -4,13 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from autoscaler.core.state import behavior_state_from_json, behavior_state_to_json
 from autoscaler.core.types import BehaviorState, Condition, Recommendation, ScaleEvent
-from autoscaler.kube.status import (
-    AutoscalerStatus,
-    behavior_state_from_json,
-    behavior_state_to_json,
-    status_to_json,
-)
+from autoscaler.kube.status import AutoscalerStatus, status_to_json
 
 T0 = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
 T1 = datetime(2026, 1, 1, 12, 1, 0, tzinfo=UTC)

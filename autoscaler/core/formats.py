@@ -1,14 +1,18 @@
-"""Kubernetes quantities ("150m", "1Gi", "2.5", "1e3") and Go durations ("1m30s"), exactly.
+"""Kubernetes' text forms of values: quantities ("150m", "1Gi", "1e3"), durations ("1m30s"), times.
 
-`milli_value` is resource.Quantity.MilliValue(): the value times 1000, rounded away from zero.
-`approximate_float` is Quantity.AsApproximateFloat64(), used by the HPA for `tolerance`.
-`format_milli` is the canonical DecimalSI text Kubernetes prints for resource.NewMilliQuantity.
+Shared by every layer that reads Kubernetes objects (spec, kube, metrics), exactly as Kubernetes reads them:
+`milli_value` is resource.Quantity.MilliValue() (the value times 1000, rounded away from zero);
+`approximate_float` is Quantity.AsApproximateFloat64(), which the HPA uses for `tolerance`; `format_milli`
+is the canonical DecimalSI text of resource.NewMilliQuantity; `parse_time` / `format_time` are RFC 3339.
+Standard library only, like the rest of the core.
 """
 
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 from decimal import ROUND_UP, Decimal, InvalidOperation, localcontext
+from typing import Any
 
 _QUANTITY = re.compile(
     r"^(?P<number>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(?P<suffix>[eE][+-]?[0-9]+|[numkMGTPE]i?|Ki)?$"
@@ -116,3 +120,26 @@ def duration_seconds(value: str | int | float) -> float:
     if pos != len(body) or not body:
         raise QuantityError(f"{value!r} is not a duration (e.g. '30s', '1m30s', '500ms')")
     return sign * total
+
+
+def parse_time(value: Any) -> datetime:
+    """An RFC 3339 time ("2026-01-02T15:04:05Z", fractions allowed); a time without zone is UTC."""
+    if isinstance(value, datetime):
+        parsed = value
+    elif isinstance(value, str):
+        try:
+            parsed = datetime.fromisoformat(value.strip().replace("z", "Z"))
+        except ValueError:
+            raise ValueError(f"{value!r} is not an RFC 3339 time (e.g. 2026-01-02T15:04:05Z)") from None
+    else:
+        raise ValueError(f"{value!r} is not an RFC 3339 time string")
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def format_time(value: datetime) -> str:
+    """RFC 3339 in UTC, with fractional seconds only when there are any."""
+    value = value.astimezone(UTC)
+    text = value.strftime("%Y-%m-%dT%H:%M:%S")
+    if value.microsecond:
+        text += f".{value.microsecond:06d}".rstrip("0")
+    return text + "Z"

@@ -1,0 +1,55 @@
+"""The behaviour state's JSON form: how a decision's memory survives a restart or a failover.
+
+The same form is written to the custom resource's `status.behaviorState`, read from and written to decision
+snapshots (docs/snapshot.md), and printed by `autoscaler replay`. `recommendations: null` (or absent) means
+"never reconciled"; `[]` is an empty history.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from autoscaler.core.formats import format_time, parse_time
+from autoscaler.core.types import BehaviorState, Recommendation, ScaleEvent
+
+
+def behavior_state_to_json(state: BehaviorState) -> dict[str, Any]:
+    def events(items: tuple[ScaleEvent, ...]) -> list[dict[str, Any]]:
+        return [
+            {"replicaChange": e.replica_change, "timestamp": format_time(e.timestamp), "outdated": e.outdated}
+            for e in items
+        ]
+
+    return {
+        "recommendations": (
+            [{"replicas": r.replicas, "timestamp": format_time(r.timestamp)} for r in state.recommendations]
+            if state.recommendations is not None
+            else None
+        ),
+        "scaleUpEvents": events(state.scale_up_events),
+        "scaleDownEvents": events(state.scale_down_events),
+    }
+
+
+def behavior_state_from_json(data: Mapping[str, Any] | None) -> BehaviorState:
+    """The inverse of `behavior_state_to_json`; raises ValueError (or KeyError) on a malformed entry."""
+    if not data:
+        return BehaviorState()
+
+    def events(items: Any) -> tuple[ScaleEvent, ...]:
+        return tuple(
+            ScaleEvent(int(e["replicaChange"]), parse_time(e["timestamp"]), bool(e.get("outdated", False)))
+            for e in items or ()
+        )
+
+    recs = data.get("recommendations")
+    return BehaviorState(
+        recommendations=(
+            None
+            if recs is None
+            else tuple(Recommendation(int(r["replicas"]), parse_time(r["timestamp"])) for r in recs)
+        ),
+        scale_up_events=events(data.get("scaleUpEvents")),
+        scale_down_events=events(data.get("scaleDownEvents")),
+    )
