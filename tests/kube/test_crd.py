@@ -68,8 +68,6 @@ def test_the_schema_is_structural_with_the_hpa_fields_and_open_extensions() -> N
     metric = spec["metrics"]["items"]["properties"]
     assert {"resource", "containerResource", "pods", "object", "external", "prometheus"} <= set(metric)
     assert metric["prometheus"]["x-kubernetes-preserve-unknown-fields"] is True
-    for extension in ("fallback", "scaleToZero"):
-        assert spec[extension]["x-kubernetes-preserve-unknown-fields"] is True
     rules = spec["behavior"]["properties"]["scaleUp"]["properties"]
     assert {"stabilizationWindowSeconds", "policies", "selectPolicy", "tolerance"} <= set(rules)
     status = schema["properties"]["status"]["properties"]
@@ -104,3 +102,16 @@ def test_kubectl_get_prints_the_hpa_like_columns(server: Any, setup: Setup, tmp_
     header, row = result.stdout.splitlines()
     assert header.split() == ["NAME", "REFERENCE", "TARGETS", "MINPODS", "MAXPODS", "REPLICAS", "AGE"]
     assert row.split()[:6] == ["web", "Deployment/web", "80%/60%", "1", "10", "3"]
+
+
+def test_the_crd_spec_has_exactly_the_fields_the_spec_layer_reads() -> None:
+    """A field the CRD accepts but the spec layer refuses (or the reverse) would break on a real cluster."""
+    from autoscaler.spec.hpa import AutoscalerSpec, MetricSpec
+
+    def aliases(model: type) -> set[str]:
+        return {field.alias or name for name, field in model.model_fields.items()}
+
+    schema = crd()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    spec = schema["properties"]["spec"]
+    assert set(spec["properties"]) == aliases(AutoscalerSpec)
+    assert set(spec["properties"]["metrics"]["items"]["properties"]) == aliases(MetricSpec)
