@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from autoscaler.kube.client import USER_AGENT, ClientSettings, KubeClient, connect
+from tests.manifests import ROLLOUT_CRD
 
 SETUP_AGENT = "kube-tests-setup"
 NS = "shop"
@@ -87,33 +88,7 @@ class Setup:
 
     def rollout_crd(self) -> Any:
         """An Argo Rollouts-like CRD with a /scale subresource, to scale a custom kind."""
-        body = {
-            "apiVersion": "apiextensions.k8s.io/v1",
-            "kind": "CustomResourceDefinition",
-            "metadata": {"name": "rollouts.argoproj.io"},
-            "spec": {
-                "group": "argoproj.io",
-                "scope": "Namespaced",
-                "names": {"kind": "Rollout", "plural": "rollouts", "singular": "rollout", "shortNames": ["ro"]},
-                "versions": [
-                    {
-                        "name": "v1alpha1",
-                        "served": True,
-                        "storage": True,
-                        "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
-                        "subresources": {
-                            "status": {},
-                            "scale": {
-                                "specReplicasPath": ".spec.replicas",
-                                "statusReplicasPath": ".status.replicas",
-                                "labelSelectorPath": ".status.selector",
-                            },
-                        },
-                    }
-                ],
-            },
-        }
-        return self.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", body)
+        return self.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", ROLLOUT_CRD)
 
     def autoscaler(self, name: str, *, target: str = "web", ns: str = NS) -> Any:
         body = {

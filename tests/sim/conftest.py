@@ -12,6 +12,7 @@ import pytest
 from kubernetes import client as k8s
 
 from autoscaler.sim.apiserver import EmulatedApiServer, FakeClock
+from tests.manifests import ROLLOUT_CRD
 
 NS = "default"
 
@@ -46,34 +47,6 @@ PAS_CRD: dict[str, Any] = {
                     {"name": "Ready", "type": "string", "jsonPath": '.status.conditions[?(@.type=="Ready")].status'},
                     {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
                 ],
-            }
-        ],
-    },
-}
-
-# An Argo-Rollout-like CRD with a /scale subresource.
-ROLLOUT_CRD: dict[str, Any] = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": "rollouts.argoproj.io"},
-    "spec": {
-        "group": "argoproj.io",
-        "scope": "Namespaced",
-        "names": {"kind": "Rollout", "plural": "rollouts", "singular": "rollout", "shortNames": ["ro"]},
-        "versions": [
-            {
-                "name": "v1alpha1",
-                "served": True,
-                "storage": True,
-                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
-                "subresources": {
-                    "status": {},
-                    "scale": {
-                        "specReplicasPath": ".spec.replicas",
-                        "statusReplicasPath": ".status.replicas",
-                        "labelSelectorPath": ".status.selector",
-                    },
-                },
             }
         ],
     },
