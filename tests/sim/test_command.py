@@ -85,3 +85,27 @@ def test_bad_arguments_exit_nonzero(tmp_path: Path) -> None:
     with pytest.raises(SystemExit):
         main(["--port", "not-a-number"])
     assert main(["--port", "0", "--seed", str(tmp_path / "missing.yaml")]) == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        pytest.param("a: [1,\n", "not valid YAML", id="broken YAML"),
+        pytest.param(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\nspec: {replicas: many}\n",
+            'document 1 (apps/v1 Deployment x): Deployment.apps "x" is invalid',
+            id="an invalid object",
+        ),
+        pytest.param("kind: Gadget\nmetadata: {name: g}\n", "document 1 (? Gadget g)", id="an unknown kind"),
+    ],
+)
+def test_a_bad_seed_file_names_the_file_and_the_document(tmp_path: Path, text: str, words: str) -> None:
+    seed = tmp_path / "seed.yaml"
+    seed.write_text(text)
+    proc = subprocess.run(
+        [sys.executable, "-m", "autoscaler.sim.apiserver", "--port", "0", "--seed", str(seed)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 1
+    assert f"error: {seed}" in proc.stderr and words in proc.stderr
+    assert "Traceback" not in proc.stderr

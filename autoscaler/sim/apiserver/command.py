@@ -14,7 +14,11 @@ import sys
 import threading
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
+import yaml
+
+from autoscaler.sim.apiserver.errors import ApiError
 from autoscaler.sim.apiserver.server import CRD_KIND, EmulatedApiServer, default_crds, load_manifests
 
 
@@ -52,22 +56,54 @@ def _parser() -> argparse.ArgumentParser:
     return parser  # fmt: skip
 
 
+class _SeedError(Exception):
+    """A seed manifest the emulator refused; the message names the file and the document."""
+
+
+def _manifests(path: Path) -> list[dict[str, Any]]:
+    try:
+        docs = load_manifests(path.read_text())
+    except yaml.YAMLError as err:
+        raise _SeedError(f"{path}: not valid YAML: {err}") from err
+    for index, doc in enumerate(docs, start=1):
+        if not isinstance(doc, dict):
+            raise _SeedError(f"{path}: document {index} is not a mapping")
+    return docs
+
+
+def _describe(manifest: dict[str, Any]) -> str:
+    name = (manifest.get("metadata") or {}).get("name", "?")
+    return f"{manifest.get('apiVersion', '?')} {manifest.get('kind', '?')} {name}"
+
+
+def _reason(err: Exception) -> str:
+    return str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         crds = default_crds()
         if args.crd:
-            crds = [d for f in args.crd for d in load_manifests(f.read_text()) if d.get("kind") == CRD_KIND]
-        seed = [d for f in args.seed for d in load_manifests(f.read_text())]
+            crds = [d for f in args.crd for d in _manifests(f) if d.get("kind") == CRD_KIND]
+        seeds = [(f, i, d) for f in args.seed for i, d in enumerate(_manifests(f), start=1)]
         server = EmulatedApiServer(
             host=args.host,
             port=args.port,
             crds=crds,
-            seed=seed,
             start_delay_seconds=args.start_delay_seconds,
             ready_delay_seconds=args.ready_delay_seconds,
         )
+        # CRDs first, so that their custom resources can follow (as EmulatedApiServer.seed orders them).
+        for path, index, manifest in sorted(seeds, key=lambda s: s[2].get("kind") != CRD_KIND):
+            try:
+                server.seed([manifest])
+            except (ValueError, KeyError, TypeError, ApiError) as err:
+                raise _SeedError(f"{path}: document {index} ({_describe(manifest)}): {_reason(err)}") from err
         server.start()
+    except _SeedError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
     except (OSError, ValueError, KeyError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
