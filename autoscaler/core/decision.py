@@ -69,25 +69,24 @@ class Decision:
     current_replicas: int | None
     desired_replicas: int | None
     rescale: bool
-    rescale_reason: str
     min_replicas: int
     max_replicas: int
-    # The combined proposal of the metrics before stabilization and limits (None when not computed).
-    metric_proposal: int | None
-    proposing_metric: str
-    metrics: tuple[MetricResult, ...]
-    invalid_metrics: int
-    stabilization: Stabilization | None
-    limits: Limits | None
     conditions: tuple[Condition, ...]
     events: tuple[Event, ...]
     status: StatusUpdate
     state: BehaviorState
-    # The error the reconcile ends with (also set when a partial failure still scales up).
-    error: str | None
     # A one-line human summary of why.
-    summary: str = ""
-    notes: tuple[str, ...] = field(default_factory=tuple)
+    summary: str
+    rescale_reason: str = ""
+    # The combined proposal of the metrics before stabilization and limits (None when not computed).
+    metric_proposal: int | None = None
+    proposing_metric: str = ""
+    metrics: tuple[MetricResult, ...] = ()
+    invalid_metrics: int = 0
+    stabilization: Stabilization | None = None
+    limits: Limits | None = None
+    # The error the reconcile ends with (also set when a partial failure still scales up).
+    error: str | None = None
 
 
 @dataclass
@@ -132,15 +131,8 @@ def decide(
             current_replicas=None,
             desired_replicas=None,
             rescale=False,
-            rescale_reason="",
             min_replicas=min_replicas,
             max_replicas=spec.max_replicas,
-            metric_proposal=None,
-            proposing_metric="",
-            metrics=(),
-            invalid_metrics=0,
-            stabilization=None,
-            limits=None,
             conditions=tuple(run.conditions),
             events=tuple(run.events),
             status=StatusUpdate(None, previous_desired_replicas, last_scale_time, None),
@@ -200,15 +192,10 @@ def decide(
                 current_replicas=current,
                 desired_replicas=current,
                 rescale=False,
-                rescale_reason="",
                 min_replicas=min_replicas,
                 max_replicas=spec.max_replicas,
-                metric_proposal=None,
-                proposing_metric="",
                 metrics=results,
                 invalid_metrics=invalid,
-                stabilization=None,
-                limits=None,
                 conditions=tuple(run.conditions),
                 events=tuple(run.events),
                 status=status,
