@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from autoscaler.core import types as core
-from autoscaler.core.formats import duration_seconds, milli_value, parse_time
+from autoscaler.core.formats import milli_value, parse_time
 from autoscaler.core.state import behavior_state_from_json
 from autoscaler.spec.errors import SpecError
 from autoscaler.spec.fields import Quantity, Time
@@ -338,4 +338,4 @@ def _time(value: str | None, path: str, problems: list[tuple[str, str]]) -> date
         return None
 
 
-__all__ = ["Snapshot", "SpecError", "duration_seconds", "load_snapshot", "parse_time"]
+__all__ = ["Snapshot", "SpecError", "load_snapshot"]
