@@ -315,6 +315,9 @@ class Settings:
     scale_up_limit_minimum: float = 4.0
     # The HPAConfigurableTolerance feature gate (on by default in Kubernetes 1.36).
     configurable_tolerance: bool = True
+    # The HPAScaleToZero feature gate (alpha, off by default in Kubernetes 1.36): minReplicas 0 with an Object
+    # or External metric, and scaling back up from a zero the autoscaler set (the ScaledToZero condition).
+    hpa_scale_to_zero: bool = False
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -355,6 +358,7 @@ class ConditionType(StrEnum):
     ABLE_TO_SCALE = "AbleToScale"
     SCALING_ACTIVE = "ScalingActive"
     SCALING_LIMITED = "ScalingLimited"
+    SCALED_TO_ZERO = "ScaledToZero"
 
 
 @dataclass(frozen=True, slots=True)
