@@ -7,7 +7,8 @@ patches its `count` + 1 and `lastTimestamp`, so a target failing every 15 s for 
 with count 240 rather than 240 Events. client-go's further spam filter (a token bucket per object) and its
 "similar events" message merging are left out: the daemon emits at most a handful of events per target per
 tick. Recording is best effort, as in client-go: a failure is logged here and never fails the tick.
-This module must not decide when to emit; the reconciler does.
+This module must not decide when to emit; the reconciler does. The reasons and messages are the core's
+(autoscaler/core/events.py): one vocabulary for what the core decides and what this layer writes.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from enum import StrEnum
 
 import structlog
 
+from autoscaler.core.events import EventReason, EventType
 from autoscaler.core.types import ObjectReference
 from autoscaler.kube.client import PROJECT, KubeClient
 from autoscaler.kube.errors import KubeError, NotFound, RequestContext
@@ -29,49 +31,6 @@ from autoscaler.kube.errors import KubeError, NotFound, RequestContext
 log = structlog.get_logger(__name__)
 
 MERGE_PATCH = "application/merge-patch+json"
-
-
-class EventType(StrEnum):
-    NORMAL = "Normal"
-    WARNING = "Warning"
-
-
-class EventReason(StrEnum):
-    """The HPA controller's event reasons (pkg/controller/podautoscaler/horizontal.go)."""
-
-    SUCCESSFUL_RESCALE = "SuccessfulRescale"
-    FAILED_GET_SCALE = "FailedGetScale"
-    FAILED_RESCALE = "FailedRescale"
-    FAILED_COMPUTE_METRICS_REPLICAS = "FailedComputeMetricsReplicas"
-    FAILED_GET_RESOURCE_METRIC = "FailedGetResourceMetric"
-    FAILED_GET_CONTAINER_RESOURCE_METRIC = "FailedGetContainerResourceMetric"
-    FAILED_GET_PODS_METRIC = "FailedGetPodsMetric"
-    FAILED_GET_OBJECT_METRIC = "FailedGetObjectMetric"
-    FAILED_GET_EXTERNAL_METRIC = "FailedGetExternalMetric"
-    FAILED_UPDATE_STATUS = "FailedUpdateStatus"
-    SELECTOR_REQUIRED = "SelectorRequired"
-    INVALID_SELECTOR = "InvalidSelector"
-    AMBIGUOUS_SELECTOR = "AmbiguousSelector"
-
-
-# The FailedGet*Metric reason per metric source type, as the HPA picks it.
-METRIC_FAILURE_REASONS = {
-    "Resource": EventReason.FAILED_GET_RESOURCE_METRIC,
-    "ContainerResource": EventReason.FAILED_GET_CONTAINER_RESOURCE_METRIC,
-    "Pods": EventReason.FAILED_GET_PODS_METRIC,
-    "Object": EventReason.FAILED_GET_OBJECT_METRIC,
-    "External": EventReason.FAILED_GET_EXTERNAL_METRIC,
-}
-
-
-def rescale_message(new_size: int, reason: str) -> str:
-    """The HPA's SuccessfulRescale message: "New size: 4; reason: cpu resource utilization above target"."""
-    return f"New size: {new_size}; reason: {reason}"
-
-
-def failed_rescale_message(new_size: int, reason: str, err: object) -> str:
-    """The HPA's FailedRescale message: "New size: 4; reason: ...; error: ..."."""
-    return f"New size: {new_size}; reason: {reason}; error: {err}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,13 +91,13 @@ class EventRecorder:
         self._seen: OrderedDict[tuple[str, ...], _Seen] = OrderedDict()
         self._sequence = itertools.count()
 
-    def normal(self, obj: InvolvedObject, reason: str, message: str) -> EventOutcome:
+    def normal(self, obj: InvolvedObject, reason: EventReason, message: str) -> EventOutcome:
         return self.record(obj, type=EventType.NORMAL, reason=reason, message=message)
 
-    def warning(self, obj: InvolvedObject, reason: str, message: str) -> EventOutcome:
+    def warning(self, obj: InvolvedObject, reason: EventReason, message: str) -> EventOutcome:
         return self.record(obj, type=EventType.WARNING, reason=reason, message=message)
 
-    def record(self, obj: InvolvedObject, *, type: EventType, reason: str, message: str) -> EventOutcome:
+    def record(self, obj: InvolvedObject, *, type: EventType, reason: EventReason, message: str) -> EventOutcome:
         """Create the Event, or add one to the count of the same Event created before."""
         key = (obj.api_version, obj.kind, obj.namespace, obj.name, obj.uid, str(type), reason, message)
         now = self._clock()
@@ -164,7 +123,7 @@ class EventRecorder:
                 self._seen.popitem(last=False)
         return EventOutcome.CREATED
 
-    def _create(self, obj: InvolvedObject, *, type: EventType, reason: str, message: str, now: datetime) -> str:
+    def _create(self, obj: InvolvedObject, *, type: EventType, reason: EventReason, message: str, now: datetime) -> str:
         # client-go names Events "<object name>.<unix nanoseconds in hex>"; the sequence number keeps two
         # Events recorded in the same nanosecond (or under a test's frozen clock) apart.
         name = f"{obj.name}.{int(now.timestamp() * 1e9) + next(self._sequence):x}"

@@ -5,17 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from autoscaler.core.events import EventReason, rescale_message
 from autoscaler.core.types import ObjectReference
 from autoscaler.kube.client import KubeClient
-from autoscaler.kube.events import (
-    METRIC_FAILURE_REASONS,
-    EventOutcome,
-    EventReason,
-    EventRecorder,
-    InvolvedObject,
-    failed_rescale_message,
-    rescale_message,
-)
+from autoscaler.kube.events import EventOutcome, EventRecorder, InvolvedObject
 from tests.kube.conftest import NS, Setup
 
 
@@ -82,13 +75,3 @@ def test_a_failing_api_does_not_fail_the_caller(kube: KubeClient, server: Any) -
     recorder = EventRecorder(kube, clock=Clock())
     outcome = recorder.warning(InvolvedObject.autoscaler(NS, "web"), EventReason.FAILED_RESCALE, "x")
     assert outcome is EventOutcome.FAILED
-
-
-def test_the_hpa_s_messages() -> None:
-    assert rescale_message(3, "All metrics below target") == "New size: 3; reason: All metrics below target"
-    assert (
-        failed_rescale_message(3, "All metrics below target", "409 Conflict")
-        == "New size: 3; reason: All metrics below target; error: 409 Conflict"
-    )
-    assert METRIC_FAILURE_REASONS["External"] == "FailedGetExternalMetric"
-    assert set(METRIC_FAILURE_REASONS) == {"Resource", "ContainerResource", "Pods", "Object", "External"}

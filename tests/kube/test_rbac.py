@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from autoscaler.core.events import EventReason
 from autoscaler.core.types import ObjectReference
 from autoscaler.kube.cache import PodCache, WorkloadCache
 from autoscaler.kube.client import KubeClient
-from autoscaler.kube.events import EventReason, EventRecorder, InvolvedObject
+from autoscaler.kube.events import EventRecorder, InvolvedObject
 from autoscaler.kube.leader import LeaderElectionConfig, LeaderElector
 from autoscaler.kube.pods import PodLister
 from autoscaler.kube.scale import ScaleClient
