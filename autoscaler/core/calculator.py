@@ -142,7 +142,9 @@ def group_pods(
     cpu_init = timedelta(seconds=settings.cpu_initialization_period_seconds)
     readiness_delay = timedelta(seconds=settings.initial_readiness_delay_seconds)
     for pod in pods:
-        if pod.deleted or pod.phase == PodPhase.FAILED:
+        # Deleted pods and pods that ended (Failed, or Succeeded since kubernetes/kubernetes#141302) count for
+        # nothing: a finished pod would otherwise be "missing" and pull the average towards the target.
+        if pod.deleted or pod.phase in (PodPhase.FAILED, PodPhase.SUCCEEDED):
             ignored.add(pod.name)
             continue
         if pod.phase == PodPhase.PENDING:
@@ -285,18 +287,28 @@ def metric_usage_ratio(metrics: Mapping[str, PodMetric], target_usage: int) -> t
 # ---------------------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class _Grouped:
+    ready_count: int
+    unready: set[str]
+    missing: set[str]
+    ignored: set[str]
+    groups: PodGroups
+
+
 def _group_and_drop(
     pods: Sequence[Pod], metrics: dict[str, PodMetric], resource: str, *, settings: Settings, now: datetime
-) -> tuple[int, set[str], set[str], set[str]]:
+) -> _Grouped:
     """Group the pods and drop the samples of ignored and unready ones; errors when nothing is left."""
     if not pods:
         raise _no_pods()
     ready_count, unready, missing, ignored = group_pods(pods, metrics, resource, settings=settings, now=now)
     for name in ignored | unready:
         metrics.pop(name, None)
+    groups = _groups(pods, unready, missing, ignored)
     if not metrics:
-        raise _no_metrics()
-    return ready_count, unready, missing, ignored
+        raise MetricComputationError("did not receive metrics for targeted pods (pods might be unready)", pods=groups)
+    return _Grouped(ready_count, unready, missing, ignored, groups)
 
 
 def _fill_in(
@@ -321,10 +333,6 @@ def _no_pods() -> MetricComputationError:
     return MetricComputationError("no pods returned by selector while calculating replica count")
 
 
-def _no_metrics() -> MetricComputationError:
-    return MetricComputationError("did not receive metrics for targeted pods (pods might be unready)")
-
-
 def resource_replicas(
     *,
     current_replicas: int,
@@ -338,16 +346,19 @@ def resource_replicas(
     now: datetime,
 ) -> Calculation:
     """GetResourceReplicas: a Utilization target, in integer percent of the pods' requests."""
-    ready_count, unready, missing, ignored = _group_and_drop(pods, metrics, resource, settings=settings, now=now)
-    requests = calculate_requests(pods, container, resource)
-    usage_ratio, utilization, raw = resource_utilization_ratio(metrics, requests, target_utilization)
-    groups = _groups(pods, unready, missing, ignored)
+    grouped = _group_and_drop(pods, metrics, resource, settings=settings, now=now)
+    ready_count, unready, missing = grouped.ready_count, grouped.unready, grouped.missing
+    try:
+        requests = calculate_requests(pods, container, resource)
+        usage_ratio, utilization, raw = resource_utilization_ratio(metrics, requests, target_utilization)
+    except MetricComputationError as err:
+        raise MetricComputationError(err.message, pods=grouped.groups) from err
     base = Calculation(
         replicas=current_replicas,
         usage=utilization,
         raw_usage=raw,
         usage_ratio=usage_ratio,
-        pods=groups,
+        pods=grouped.groups,
         ready_pod_count=ready_count,
     )
 
@@ -431,14 +442,14 @@ def plain_metric_replicas(
     now: datetime,
 ) -> Calculation:
     """calcPlainMetricReplicas: an AverageValue target over the pods (Resource AverageValue and Pods)."""
-    ready_count, unready, missing, ignored = _group_and_drop(pods, metrics, resource, settings=settings, now=now)
+    grouped = _group_and_drop(pods, metrics, resource, settings=settings, now=now)
+    ready_count, unready, missing = grouped.ready_count, grouped.unready, grouped.missing
     usage_ratio, usage = metric_usage_ratio(metrics, target_usage)
-    groups = _groups(pods, unready, missing, ignored)
     base = Calculation(
         replicas=current_replicas,
         usage=usage,
         usage_ratio=usage_ratio,
-        pods=groups,
+        pods=grouped.groups,
         ready_pod_count=ready_count,
     )
 

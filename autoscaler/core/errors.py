@@ -6,6 +6,11 @@ condition and an event and goes on with the other metrics. It is never raised pa
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from autoscaler.core.calculator import PodGroups
+
 
 class CoreError(Exception):
     """Base class of every error the core raises."""
@@ -20,8 +25,17 @@ class InvalidSpecError(CoreError):
 
 
 class MetricComputationError(CoreError):
-    """Computing one metric's proposal failed; `message` reads as the HPA's error text does."""
+    """Computing one metric's proposal failed; `message` reads as the HPA's error text does.
 
-    def __init__(self, message: str) -> None:
+    `pods` is how the calculator had grouped the target's pods when it failed (None when it failed before
+    grouping them), so that "held: no ready pod has a sample" explains itself.
+    """
+
+    def __init__(self, message: str, *, pods: PodGroups | None = None) -> None:
         super().__init__(message)
         self.message = message
+        self.pods = pods
+
+    def wrapped(self, prefix: str) -> MetricComputationError:
+        """The same failure under the caller's prefix, as upstream wraps errors with fmt.Errorf."""
+        return MetricComputationError(f"{prefix}: {self.message}", pods=self.pods)

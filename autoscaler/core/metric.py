@@ -14,8 +14,9 @@ from typing import TypeVar
 
 from autoscaler.core import calculator as calc
 from autoscaler.core import objects
-from autoscaler.core.calculator import Calculation, Tolerances
+from autoscaler.core.calculator import Calculation, PodGroups, Tolerances
 from autoscaler.core.errors import MetricComputationError
+from autoscaler.core.events import METRIC_FAILURE_REASONS, EventReason
 from autoscaler.core.types import (
     AutoscalerSpec,
     ExternalReading,
@@ -35,14 +36,6 @@ from autoscaler.core.types import (
 _R = TypeVar("_R", ResourceReading, PodsReading, ObjectReading, ExternalReading)
 _T = TypeVar("_T")
 
-_EVENT_REASONS = {
-    MetricSourceType.RESOURCE: "FailedGetResourceMetric",
-    MetricSourceType.CONTAINER_RESOURCE: "FailedGetContainerResourceMetric",
-    MetricSourceType.PODS: "FailedGetPodsMetric",
-    MetricSourceType.OBJECT: "FailedGetObjectMetric",
-    MetricSourceType.EXTERNAL: "FailedGetExternalMetric",
-}
-
 
 @dataclass(frozen=True, slots=True)
 class MetricStatus:
@@ -56,7 +49,11 @@ class MetricStatus:
 
 @dataclass(frozen=True, slots=True)
 class MetricResult:
-    """One metric's outcome: a proposal with its calculation, or an error with its event reason."""
+    """One metric's outcome: a proposal with its calculation, or an error with its event reason.
+
+    `pods` is how the target's pods were counted for this metric (ready, unready, missing, ignored), on
+    success and also on a failure that came after the grouping ("did not receive metrics for targeted pods").
+    """
 
     index: int
     spec: MetricSpec
@@ -66,7 +63,8 @@ class MetricResult:
     status: MetricStatus | None = None
     calculation: Calculation | None = None
     error: str | None = None
-    error_reason: str = ""
+    error_reason: EventReason | None = None
+    pods: PodGroups | None = None
 
 
 def tolerances_for(spec: AutoscalerSpec, settings: Settings) -> Tolerances:
@@ -113,7 +111,8 @@ def compute_metric(
             name=_describe(spec),
             tolerances=tolerances,
             error=err.message,
-            error_reason=_EVENT_REASONS[spec.type],
+            error_reason=METRIC_FAILURE_REASONS[spec.type],
+            pods=err.pods,
         )
     return MetricResult(
         index=index,
@@ -123,6 +122,7 @@ def compute_metric(
         proposed_replicas=calculation.replicas,
         status=status,
         calculation=calculation,
+        pods=calculation.pods,
     )
 
 
@@ -280,7 +280,7 @@ def _read(convert: Callable[[], _T], wrap: str) -> _T:
     except MetricComputationError as err:
         if err.message.startswith(wrap):
             raise
-        raise MetricComputationError(f"{wrap}: {err.message}") from err
+        raise err.wrapped(wrap) from err
 
 
 def _required(value: int | None, what: str) -> int:
@@ -336,7 +336,7 @@ def _resource(
                 now=now,
             )
     except MetricComputationError as err:
-        raise MetricComputationError(f"failed to get {resource} {what}: {err.message}") from err
+        raise err.wrapped(f"failed to get {resource} {what}") from err
     if target.average_value is not None:
         return f"{resource} resource", result, MetricStatus(spec, average_value=result.usage)
     kind = "container resource" if container else "resource"

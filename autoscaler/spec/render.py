@@ -103,7 +103,7 @@ def _milli_current(status: MetricStatus | None) -> dict[str, Any] | None:
 
 def metric_result(result: MetricResult) -> dict[str, Any]:
     calc = result.calculation
-    pods = calc.pods if calc else None
+    pods = result.pods
     return {
         "index": result.index,
         "type": str(result.spec.type),

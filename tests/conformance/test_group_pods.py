@@ -40,35 +40,37 @@ def metric(value: int = 1, timestamp: datetime = GO_ZERO_TIME, window_seconds: f
 # TestGroupPods
 # ---------------------------------------------------------------------------------------------------
 
-# (name, pods, metrics, resource, (ready count, unready, missing, ignored)). Upstream gives most of these pods
-# the phase Succeeded, which groupPods treats like Running; SUCCEEDED marks those rows.
-SUCCEEDED = "Succeeded"
+# (name, pods, metrics, resource, (ready count, unready, missing, ignored)). Kubernetes 1.36's table gave most
+# of these pods the phase Succeeded, which its groupPods treated like Running; since kubernetes/kubernetes#141302
+# (issue #141298, after 1.36.0) a Succeeded pod is ignored like a Failed one, so these rows are Running pods
+# (RUNNING marks them) and each also runs with its pods Succeeded, where every one of them must be ignored.
+RUNNING = "Running"
 GROUP_PODS: list[tuple[str, list[Pod], dict[str, PodMetric], str, tuple[int, set[str], set[str], set[str]]]] = [
     ("void", [], {}, "cpu", (0, set(), set(), set())),
     (
         "count in a ready pod - memory",
-        [Pod("bentham", SUCCEEDED)],
+        [Pod("bentham", RUNNING)],
         {"bentham": metric(timestamp=NOW, window_seconds=60)},
         "memory",
         (1, set(), set(), set()),
     ),
     (
         "unready a pod without ready condition - CPU",
-        [Pod("lucretius", SUCCEEDED, start_time=NOW)],
+        [Pod("lucretius", RUNNING, start_time=NOW)],
         {"lucretius": metric()},
         "cpu",
         (0, {"lucretius"}, set(), set()),
     ),
     (
         "count in a ready pod with fresh metrics during initialization period - CPU",
-        [Pod("bentham", SUCCEEDED, start_time=ago(minutes=1), ready="True", ready_transition=ago(seconds=30))],
+        [Pod("bentham", RUNNING, start_time=ago(minutes=1), ready="True", ready_transition=ago(seconds=30))],
         {"bentham": metric(timestamp=NOW, window_seconds=30)},
         "cpu",
         (1, set(), set(), set()),
     ),
     (
         "unready a ready pod without fresh metrics during initialization period - CPU",
-        [Pod("bentham", SUCCEEDED, start_time=ago(minutes=1), ready="True", ready_transition=ago(seconds=30))],
+        [Pod("bentham", RUNNING, start_time=ago(minutes=1), ready="True", ready_transition=ago(seconds=30))],
         {"bentham": metric(timestamp=NOW, window_seconds=60)},
         "cpu",
         (0, {"bentham"}, set(), set()),
@@ -78,7 +80,7 @@ GROUP_PODS: list[tuple[str, list[Pod], dict[str, PodMetric], str, tuple[int, set
         [
             Pod(
                 "lucretius",
-                SUCCEEDED,
+                RUNNING,
                 start_time=ago(minutes=10),
                 ready="False",
                 ready_transition=ago(minutes=9, seconds=54),
@@ -90,14 +92,14 @@ GROUP_PODS: list[tuple[str, list[Pod], dict[str, PodMetric], str, tuple[int, set
     ),
     (
         "count in a ready pod without fresh metrics after initialization period - CPU",
-        [Pod("bentham", SUCCEEDED, start_time=ago(minutes=3), ready="True", ready_transition=ago(minutes=3))],
+        [Pod("bentham", RUNNING, start_time=ago(minutes=3), ready="True", ready_transition=ago(minutes=3))],
         {"bentham": metric(timestamp=ago(minutes=2), window_seconds=60)},
         "cpu",
         (1, set(), set(), set()),
     ),
     (
         "count in an unready pod that was ready after initialization period - CPU",
-        [Pod("lucretius", SUCCEEDED, start_time=ago(minutes=10), ready="False", ready_transition=ago(minutes=9))],
+        [Pod("lucretius", RUNNING, start_time=ago(minutes=10), ready="False", ready_transition=ago(minutes=9))],
         {"lucretius": metric()},
         "cpu",
         (1, set(), set(), set()),
@@ -107,7 +109,7 @@ GROUP_PODS: list[tuple[str, list[Pod], dict[str, PodMetric], str, tuple[int, set
         [
             Pod(
                 "lucretius",
-                SUCCEEDED,
+                RUNNING,
                 start_time=ago(minutes=10),
                 ready="False",
                 ready_transition=ago(minutes=9, seconds=50),
@@ -119,7 +121,7 @@ GROUP_PODS: list[tuple[str, list[Pod], dict[str, PodMetric], str, tuple[int, set
     ),
     (
         "a missing pod",
-        [Pod("epicurus", SUCCEEDED, start_time=ago(minutes=3))],
+        [Pod("epicurus", RUNNING, start_time=ago(minutes=3))],
         {},
         "cpu",
         (0, set(), {"epicurus"}, set()),
@@ -127,9 +129,9 @@ GROUP_PODS: list[tuple[str, list[Pod], dict[str, PodMetric], str, tuple[int, set
     (
         "several pods",
         [
-            Pod("lucretius", SUCCEEDED, start_time=NOW),
-            Pod("niccolo", SUCCEEDED, start_time=ago(minutes=3), ready="True", ready_transition=ago(minutes=3)),
-            Pod("epicurus", SUCCEEDED, start_time=ago(minutes=3)),
+            Pod("lucretius", RUNNING, start_time=NOW),
+            Pod("niccolo", RUNNING, start_time=ago(minutes=3), ready="True", ready_transition=ago(minutes=3)),
+            Pod("epicurus", RUNNING, start_time=ago(minutes=3)),
         ],
         {"lucretius": metric(), "niccolo": metric()},
         "cpu",
@@ -150,19 +152,25 @@ GROUP_PODS: list[tuple[str, list[Pod], dict[str, PodMetric], str, tuple[int, set
         "cpu",
         (0, set(), set(), {"failed"}),
     ),
+    (
+        "ignore pods in a succeeded state (kubernetes#141302)",
+        [Pod("succeeded", "Succeeded"), Pod("running", RUNNING, ready="True", start_time=ago(minutes=10))],
+        {"succeeded": metric(), "running": metric()},
+        "memory",
+        (1, set(), set(), {"succeeded"}),
+    ),
 ]
 
 
 def _group_pods_params() -> list[Any]:
     params = []
     for name, pods, metrics, resource, expected in GROUP_PODS:
-        succeeded = any(p.phase == SUCCEEDED for p in pods)
         params.append(pytest.param(pods, metrics, resource, expected, id=f"TestGroupPods: {name}"))
-        if succeeded:
-            # The same row with Running pods: the readiness and CPU-initialization rules on their own.
-            running = [replace(p, phase="Running") for p in pods]
-            derived = f"TestGroupPods (phase Running, not Succeeded): {name}"
-            params.append(pytest.param(running, metrics, resource, expected, id=derived))
+        if any(p.phase == RUNNING for p in pods):
+            finished = [replace(p, phase="Succeeded") for p in pods]
+            ignored = (0, set(), set(), {p.name for p in pods})
+            derived = f"TestGroupPods (kubernetes#141302, pods Succeeded are ignored): {name}"
+            params.append(pytest.param(finished, metrics, resource, ignored, id=derived))
     return params
 
 

@@ -1,0 +1,95 @@
+"""A decision explains itself: when the replica calculator fails after it has counted the pods, the decision
+still says how it counted them (ready, unready, missing, ignored), so "held: the pods are not ready" needs no
+guessing."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from autoscaler.replay import replay_data
+
+NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
+
+
+def _time(value: datetime) -> str:
+    return value.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _pod(name: str, *, phase: str, ready: str | None) -> dict[str, Any]:
+    status: dict[str, Any] = {"phase": phase, "startTime": _time(NOW - timedelta(seconds=20))}
+    if ready is not None:
+        status["conditions"] = [
+            {"type": "Ready", "status": ready, "lastTransitionTime": _time(NOW - timedelta(seconds=20))}
+        ]
+    return {
+        "metadata": {"name": name, "namespace": "default", "labels": {"app": "web"}},
+        "spec": {"containers": [{"name": "app", "resources": {"requests": {"cpu": "500m"}}}]},
+        "status": status,
+    }
+
+
+def _snapshot(pods: list[dict[str, Any]], usage: dict[str, str]) -> dict[str, Any]:
+    return {
+        "now": _time(NOW),
+        "autoscaler": {
+            "metadata": {"name": "web", "namespace": "default"},
+            "spec": {
+                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                "minReplicas": 1,
+                "maxReplicas": 10,
+                "metrics": [
+                    {
+                        "type": "Resource",
+                        "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 60}},
+                    }
+                ],
+            },
+        },
+        "scale": {"spec": {"replicas": 3}, "status": {"replicas": 3, "selector": "app=web"}},
+        "pods": pods,
+        "metrics": [
+            {
+                "items": [
+                    {
+                        "metadata": {"name": name, "namespace": "default"},
+                        "timestamp": _time(NOW),
+                        "window": "30s",
+                        "containers": [{"name": "app", "usage": {"cpu": cpu}}],
+                    }
+                    for name, cpu in usage.items()
+                ]
+            }
+        ],
+        "behaviorState": {"recommendations": []},
+    }
+
+
+def test_held_because_no_pod_is_ready_shows_the_pods_by_group() -> None:
+    pods = [
+        _pod("web-a", phase="Running", ready="False"),
+        _pod("web-b", phase="Pending", ready=None),
+        _pod("web-c", phase="Succeeded", ready="False"),
+    ]
+    result = replay_data(_snapshot(pods, {"web-a": "400m"}))
+    (metric,) = result["metrics"]
+    assert metric["error"].endswith("did not receive metrics for targeted pods (pods might be unready)")
+    assert metric["pods"] == {"ready": [], "unready": ["web-a", "web-b"], "missing": [], "ignored": ["web-c"]}
+    assert (result["desiredReplicas"], result["rescale"]) == (3, False)
+
+
+def test_a_missing_request_still_shows_how_the_pods_were_counted() -> None:
+    pods = [_pod("web-a", phase="Running", ready="True"), _pod("web-b", phase="Running", ready="True")]
+    pods[1]["spec"]["containers"][0]["resources"] = {}
+    pods[0]["status"]["startTime"] = pods[1]["status"]["startTime"] = _time(NOW - timedelta(minutes=10))
+    result = replay_data(_snapshot(pods, {"web-a": "400m", "web-b": "300m"}))
+    (metric,) = result["metrics"]
+    assert "missing request for cpu in container app of Pod web-b" in metric["error"]
+    assert metric["pods"] == {"ready": ["web-a", "web-b"], "unready": [], "missing": [], "ignored": []}
+
+
+def test_a_metric_that_failed_before_counting_pods_has_no_groups() -> None:
+    result = replay_data(_snapshot([_pod("web-a", phase="Running", ready="True")], {}))
+    (metric,) = result["metrics"]
+    assert metric["error"] is not None
+    assert metric["pods"] is None
