@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from autoscaler.core.calculator import Calculation, Tolerances
 from autoscaler.core.errors import MetricComputationError
-from autoscaler.core.gomath import MAX_INT32, MAX_INT64, ceil_int32, fdiv, to_int64, wrap_int64
+from autoscaler.core.gomath import MAX_INT32, MAX_INT64, MIN_INT64, ceil_int32, fdiv, wrap_int64
 from autoscaler.core.types import ExternalReading, ObjectReading, Pod, PodPhase
 
 # ---------------------------------------------------------------------------------------------------
@@ -84,10 +84,9 @@ def object_average_replicas(
     within = tolerances.is_within(usage_ratio)
     if not within:
         replicas = ceil_int32(fdiv(usage, target_average))
-    average = to_int64(_ceil(fdiv(usage, status_replicas)))
     return Calculation(
         replicas=replicas,
-        usage=average,
+        usage=per_replica_usage(usage, status_replicas),
         usage_ratio=usage_ratio,
         within_tolerance=within,
         note=(
@@ -137,10 +136,10 @@ def external_average_replicas(
     if not within:
         wanted = _ceil(fdiv(usage, target_average))
         replicas = MAX_INT32 if wanted > MAX_INT32 else ceil_int32(wanted)
-    if float(usage) >= float(MAX_INT64):
-        average = MAX_INT64
+    if status_replicas > 0 and float(usage) >= float(MAX_INT64):
+        average = MAX_INT64  # an overflowed sum is reported as the cap itself, undivided (upstream)
     else:
-        average = to_int64(_ceil(fdiv(usage, status_replicas)))
+        average = per_replica_usage(usage, status_replicas)
     return Calculation(
         replicas=replicas,
         usage=average,
@@ -152,6 +151,19 @@ def external_average_replicas(
             else f"ceil({usage} / {target_average}) = {replicas} (sum / target average)"
         ),
     )
+
+
+def per_replica_usage(usage: int, status_replicas: int) -> int:
+    """The usage per replica an AverageValue target reports in status: ceil(usage / status.replicas).
+
+    0 when the target has no replicas, instead of a division by zero whose infinity Go turns into
+    -9223372036854775808m (kubernetes/kubernetes#140958, merged after 1.36.0); clamped to the int64 range
+    where the float quotient rounds past it, so the status never shows a wrapped (negative) quantity.
+    """
+    if status_replicas <= 0:
+        return 0
+    average = math.ceil(fdiv(float(usage), float(status_replicas)))
+    return max(MIN_INT64, min(MAX_INT64, average))
 
 
 def _ceil(value: float) -> float:

@@ -106,14 +106,18 @@ def metric_case(
     start_times: list[Any] | None = None,
     phases: list[str] | None = None,
     tolerances: tuple[float, float] | None = None,
+    status: int | None = None,
     marks: Any = (),
 ) -> Any:
-    """GetMetricReplicas / GetObject(PerPod)MetricReplicas / GetExternal(PerPod)MetricReplicas."""
+    """GetMetricReplicas / GetObject(PerPod)MetricReplicas / GetExternal(PerPod)MetricReplicas.
+
+    `status` is the scale's status.replicas when it differs from the spec count `current`."""
     snapshot = calculator_snapshot(
         metric=metric,
         reading=reading,
         pods=fake_pods(current, readiness=readiness, start_times=start_times, phases=phases),
         current_replicas=current,
+        status_replicas=status,
         tolerances=tolerances,
     )
     key, value = usage
@@ -496,6 +500,7 @@ def test_metric_replicas(snapshot: dict[str, Any], expected: Expected) -> None:
 # ---------------------------------------------------------------------------------------------------
 
 RAW = "derived, no upstream case: GetRawResourceReplicas"
+PER_POD = "kubernetes#140958 (after 1.36.0): the per-replica usage of AverageValue targets"
 FROM_ZERO = "derived, no upstream case: getUsageRatioReplicaCount from zero"
 DERIVED = [
     # calcPlainMetricReplicas over cpu usage: the same fixture as TestReplicaCalcResourceScale "scale up".
@@ -522,6 +527,24 @@ DERIVED = [
     metric_case(FROM_ZERO, "within tolerance of the target still scales from zero", current=0,
                 metric=object_value_metric("qps", 20000), reading=object_metric_value("qps", 20666),
                 replicas=2, usage=("valueMilli", 20666)),
+    # The usage per replica reported in status: 0 rather than a division when status.replicas is 0 (the pods
+    # are not created yet), and within the int64 range, never the wrapped -9223372036854775808m.
+    metric_case(PER_POD, "object AverageValue with status.replicas 0 reports 0 per replica", current=3, status=0,
+                metric=object_average_value_metric("qps", 10000), reading=object_metric_value("qps", 40000),
+                replicas=4, usage=("averageValueMilli", 0)),
+    metric_case(PER_POD, "external AverageValue with status.replicas 0 reports 0 per replica", current=3, status=0,
+                metric=external_average_value_metric("qps", 2222), reading=external_metric_value_list("qps", [8600]),
+                replicas=4, usage=("averageValueMilli", 0)),
+    metric_case(PER_POD, "an object value at the int64 maximum is capped, not wrapped", current=1,
+                metric=object_average_value_metric("qps", 2**62), reading=object_metric_value("qps", MAX_INT64),
+                replicas=2, usage=("averageValueMilli", MAX_INT64)),
+    metric_case(PER_POD, "an external sum past the int64 maximum is capped", current=3,
+                metric=external_average_value_metric("qps", 10000),
+                reading=external_metric_value_list("qps", [MAX_INT64 - 5, 10]),
+                replicas=MAX_INT32, usage=("averageValueMilli", MAX_INT64)),
+    metric_case(PER_POD, "an ordinary per-replica average is the ceiling of the division", current=3,
+                metric=external_average_value_metric("qps", 2222), reading=external_metric_value_list("qps", [8600]),
+                replicas=4, usage=("averageValueMilli", 2867)),
 ]  # fmt: skip
 
 
