@@ -32,15 +32,32 @@ def behavior_state_to_json(state: BehaviorState) -> dict[str, Any]:
     }
 
 
+def _count(value: Any, field: str) -> int:
+    """An integer field: `"2"`, `2.0` and `true` are refused rather than read as 2 or 1."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{field}: {value!r} is not an integer")
+    return value
+
+
+def _flag(value: Any, field: str) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"{field}: {value!r} is not a boolean")
+    return value
+
+
 def behavior_state_from_json(data: Mapping[str, Any] | None) -> BehaviorState:
     """The inverse of `behavior_state_to_json`; raises ValueError (or KeyError) on a malformed entry."""
     if not data:
         return BehaviorState()
 
-    def events(items: Any) -> tuple[ScaleEvent, ...]:
+    def events(items: Any, name: str) -> tuple[ScaleEvent, ...]:
         return tuple(
-            ScaleEvent(int(e["replicaChange"]), parse_time(e["timestamp"]), bool(e.get("outdated", False)))
-            for e in items or ()
+            ScaleEvent(
+                _count(e["replicaChange"], f"{name}[{i}].replicaChange"),
+                parse_time(e["timestamp"]),
+                _flag(e.get("outdated", False), f"{name}[{i}].outdated"),
+            )
+            for i, e in enumerate(items or ())
         )
 
     recs = data.get("recommendations")
@@ -48,8 +65,11 @@ def behavior_state_from_json(data: Mapping[str, Any] | None) -> BehaviorState:
         recommendations=(
             None
             if recs is None
-            else tuple(Recommendation(int(r["replicas"]), parse_time(r["timestamp"])) for r in recs)
+            else tuple(
+                Recommendation(_count(r["replicas"], f"recommendations[{i}].replicas"), parse_time(r["timestamp"]))
+                for i, r in enumerate(recs)
+            )
         ),
-        scale_up_events=events(data.get("scaleUpEvents")),
-        scale_down_events=events(data.get("scaleDownEvents")),
+        scale_up_events=events(data.get("scaleUpEvents"), "scaleUpEvents"),
+        scale_down_events=events(data.get("scaleDownEvents"), "scaleDownEvents"),
     )
