@@ -4,14 +4,16 @@ Inputs: the spec, the target's Scale, its pods, one reading (or failure) per met
 the previous conditions and status, the controller settings and `now`. Output: the desired replicas,
 whether to write the scale, the conditions and events the HPA would set, the status it would write, the
 new behaviour state, and the explanation of every step. Held beside horizontal.go (Kubernetes 1.36):
-reconcileAutoscaler, computeReplicasForMetrics, computeReplicasForMetric and the computeStatusFor* family.
+reconcileAutoscaler, computeReplicasForMetrics, computeReplicasForMetric and the computeStatusFor* family,
+with the HPAScaleToZero rules of 1.36 (hasObjectOrExternalMetrics, getScaledToZeroConditionStatus,
+shouldComputeMetricsForZeroReplicas and the ScaledToZero condition).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
 
 from autoscaler.core.behavior import (
     Limits,
@@ -23,6 +25,7 @@ from autoscaler.core.behavior import (
 )
 from autoscaler.core.conditions import set_condition
 from autoscaler.core.errors import InvalidSpecError
+from autoscaler.core.events import Event, EventReason, EventType, rescale_message
 from autoscaler.core.labels import SelectorSyntaxError, parse_selector
 from autoscaler.core.metric import MetricResult, MetricStatus, compute_metric, tolerances_for
 from autoscaler.core.types import (
@@ -31,6 +34,7 @@ from autoscaler.core.types import (
     Condition,
     ConditionType,
     MetricInput,
+    MetricSourceType,
     Pod,
     Recommendation,
     Scale,
@@ -38,14 +42,11 @@ from autoscaler.core.types import (
     Settings,
 )
 
-
-@dataclass(frozen=True, slots=True)
-class Event:
-    """A Kubernetes Event the HPA would emit: type Normal or Warning, reason, message."""
-
-    type: str
-    reason: str
-    message: str
+# recordInitialRecommendation reads the clock itself, an instant before stabilization reads it again in the
+# same reconcile; the initial recommendation is stamped that instant before `now` so that it leaves the
+# legacy downscale window (which keeps a recommendation stamped exactly at the cutoff) at first tick + window,
+# as upstream's does, and not one tick later. One microsecond is datetime's smallest step.
+INITIAL_RECOMMENDATION_LEAD = timedelta(microseconds=1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +90,61 @@ class Decision:
     error: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class ZeroRules:
+    """What the HPAScaleToZero rules make of a target at, or going to, 0 replicas (horizontal.go, 1.36).
+
+    `scaled_to_zero` is getScaledToZeroConditionStatus under the gate: the ScaledToZero condition the
+    autoscaler set when it scaled the target to zero. It is how a zero the autoscaler set is told from a zero a
+    person set (the HPA's implicit maintenance mode, which is left alone).
+    """
+
+    gate: bool
+    object_or_external: bool
+    scaled_to_zero: bool
+
+    @classmethod
+    def of(cls, spec: AutoscalerSpec, conditions: Sequence[Condition], settings: Settings) -> ZeroRules:
+        gate = settings.hpa_scale_to_zero
+        object_or_external = any(m.type in (MetricSourceType.OBJECT, MetricSourceType.EXTERNAL) for m in spec.metrics)
+        condition = next((c for c in conditions if c.type == ConditionType.SCALED_TO_ZERO), None)
+        scaled = gate and condition is not None and condition.status == "True"
+        return cls(gate=gate, object_or_external=object_or_external, scaled_to_zero=scaled)
+
+    @property
+    def can_scale_from_zero(self) -> bool:
+        return self.scaled_to_zero and self.object_or_external
+
+    def computes_at_zero(self, min_replicas: int) -> bool:
+        """shouldComputeMetricsForZeroReplicas: compute (and maybe scale up) rather than stay disabled."""
+        return (min_replicas != 0 and self.scaled_to_zero) or self.can_scale_from_zero
+
+    def why_disabled(self, min_replicas: int) -> str:
+        if not self.gate:
+            return "the target has 0 replicas and the HPAScaleToZero gate is off: autoscaling is disabled"
+        if not self.scaled_to_zero:
+            return (
+                "the target has 0 replicas that the autoscaler did not set (no ScaledToZero condition): "
+                "autoscaling is disabled, as for a target scaled to zero by hand"
+            )
+        return (
+            "the target was scaled to zero but the spec has no Object or External metric to scale it up from "
+            "zero: autoscaling is disabled"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Computed:
+    """What the metrics path produced: the proposals, the normalization and any (partial) error."""
+
+    results: tuple[MetricResult, ...]
+    invalid: int
+    proposal: int
+    proposing_metric: str
+    normalized: Normalized
+    error: str | None
+
+
 @dataclass
 class _Reconcile:
     """Mutable scratch of one reconcile (never escapes `decide`)."""
@@ -100,7 +156,7 @@ class _Reconcile:
     def condition(self, type_: str, status: str, reason: str, message: str) -> None:
         self.conditions = set_condition(self.conditions, type_, status, reason, message, now=self.now)
 
-    def event(self, type_: str, reason: str, message: str) -> None:
+    def event(self, type_: EventType, reason: EventReason, message: str) -> None:
         self.events.append(Event(type_, reason, message))
 
 
@@ -125,7 +181,7 @@ def decide(
 
     if isinstance(scale, ScaleFailure):
         message = f"the HPA controller was unable to get the target's current scale: {scale.message}"
-        run.event("Warning", "FailedGetScale", scale.message)
+        run.event(EventType.WARNING, EventReason.FAILED_GET_SCALE, scale.message)
         run.condition(ConditionType.ABLE_TO_SCALE, "False", "FailedGetScale", message)
         return Decision(
             current_replicas=None,
@@ -148,21 +204,12 @@ def decide(
         "the HPA controller was able to get the target's current scale",
     )
     current = scale.spec_replicas
-    # recordInitialRecommendation: a target seen for the first time starts its history at its current size.
     if state.recommendations is None:
-        state = BehaviorState((Recommendation(current, now),), state.scale_up_events, state.scale_down_events)
-    recommendations = state.recommendations or ()
+        # recordInitialRecommendation: a target seen for the first time starts its history at its current size.
+        state = replace(state, recommendations=(Recommendation(current, now - INITIAL_RECOMMENDATION_LEAD),))
+    zero = ZeroRules.of(spec, conditions, settings)
 
-    results: tuple[MetricResult, ...] = ()
-    invalid = 0
-    proposal: int | None = None
-    proposing_metric = ""
-    normalized: Normalized | None = None
-    error: str | None = None
-    rescale_reason = ""
-    desired = 0
-
-    if current == 0 and min_replicas != 0:
+    if current == 0 and not zero.computes_at_zero(min_replicas):
         run.condition(
             ConditionType.SCALING_ACTIVE,
             "False",
@@ -170,113 +217,145 @@ def decide(
             "scaling is disabled since the replica count of the target is zero",
         )
         return _finish(
-            run, spec, state, current, current, False, "", results, invalid, None, "", None, None,
-            last_scale_time, summary="the target has 0 replicas and minReplicas > 0: autoscaling is disabled",
-        )  # fmt: skip
+            run,
+            spec,
+            state=state,
+            current=0,
+            desired=0,
+            rescale_reason="",
+            computed=None,
+            zero=zero,
+            last_scale_time=last_scale_time,
+            summary=zero.why_disabled(min_replicas),
+        )
     if current > spec.max_replicas:
-        rescale_reason = "Current number of replicas above Spec.MaxReplicas"
-        desired = spec.max_replicas
-    elif current < min_replicas:
-        rescale_reason = "Current number of replicas below Spec.MinReplicas"
-        desired = min_replicas
-    else:
-        outcome = _compute_metrics(run, spec, scale, pods, metrics, settings, now)
-        results, invalid, error = outcome.results, outcome.invalid, outcome.error
-        if outcome.replicas is None:
-            message = error or "no metric could be computed"
-            run.event("Warning", "FailedComputeMetricsReplicas", message)
-            status = StatusUpdate(
-                current, previous_desired_replicas, last_scale_time, _statuses(results, outcome.selector_ok)
-            )
-            return Decision(
-                current_replicas=current,
-                desired_replicas=current,
-                rescale=False,
-                min_replicas=min_replicas,
-                max_replicas=spec.max_replicas,
-                metrics=results,
-                invalid_metrics=invalid,
-                conditions=tuple(run.conditions),
-                events=tuple(run.events),
-                status=status,
-                state=state,
-                error=(
-                    "failed to compute desired number of replicas based on listed metrics for "
-                    f"{_reference(spec)}: {message}"
-                ),
-                summary=_hold_summary(outcome),
-            )
-        proposal, proposing_metric = outcome.replicas, outcome.metric
-        if proposal > desired:
-            desired = proposal
-        if desired > current:
-            rescale_reason = f"{proposing_metric} above target"
-        if desired < current:
-            rescale_reason = "All metrics below target"
-        if spec.behavior is None:
-            normalized = normalize_legacy(
-                current_replicas=current,
-                proposal=desired,
-                min_replicas=min_replicas,
-                max_replicas=spec.max_replicas,
-                recommendations=recommendations,
-                settings=settings,
-                now=now,
-            )
-        else:
-            normalized = normalize_with_behaviors(
-                current_replicas=current,
-                proposal=desired,
-                min_replicas=min_replicas,
-                max_replicas=spec.max_replicas,
-                behavior=spec.behavior,
-                state=state,
-                recommendations=recommendations,
-                settings=settings,
-                now=now,
-            )
-        run.condition(
-            ConditionType.ABLE_TO_SCALE,
-            "True",
-            normalized.stabilization.reason,
-            normalized.stabilization.message,
+        return _finish(
+            run,
+            spec,
+            state=state,
+            current=current,
+            desired=spec.max_replicas,
+            rescale_reason="Current number of replicas above Spec.MaxReplicas",
+            computed=None,
+            zero=zero,
+            last_scale_time=last_scale_time,
         )
-        limits = normalized.limits
-        run.condition(
-            ConditionType.SCALING_LIMITED,
-            "True" if limits.clipped else "False",
-            limits.reason,
-            limits.message,
+    if current != 0 and current < min_replicas:
+        return _finish(
+            run,
+            spec,
+            state=state,
+            current=current,
+            desired=min_replicas,
+            rescale_reason="Current number of replicas below Spec.MinReplicas",
+            computed=None,
+            zero=zero,
+            last_scale_time=last_scale_time,
         )
-        state = BehaviorState(normalized.recommendations, state.scale_up_events, state.scale_down_events)
-        desired = normalized.desired
 
-    rescale = desired != current
+    outcome = _compute_metrics(run, spec, scale, pods, metrics, settings, now)
+    if outcome.replicas is None:
+        message = outcome.error or "no metric could be computed"
+        run.event(EventType.WARNING, EventReason.FAILED_COMPUTE_METRICS_REPLICAS, message)
+        status = StatusUpdate(
+            current, previous_desired_replicas, last_scale_time, _statuses(outcome.results, outcome.selector_ok)
+        )
+        return Decision(
+            current_replicas=current,
+            desired_replicas=current,
+            rescale=False,
+            min_replicas=min_replicas,
+            max_replicas=spec.max_replicas,
+            metrics=outcome.results,
+            invalid_metrics=outcome.invalid,
+            conditions=tuple(run.conditions),
+            events=tuple(run.events),
+            status=status,
+            state=state,
+            error=(
+                "failed to compute desired number of replicas based on listed metrics for "
+                f"{_reference(spec)}: {message}"
+            ),
+            summary=_hold_summary(outcome),
+        )
+
+    proposal = outcome.replicas
+    rescale_reason = ""
+    if proposal > current:
+        rescale_reason = f"{outcome.metric} above target"
+    if proposal < current:
+        rescale_reason = "All metrics below target"
+    recommendations = state.recommendations or ()
+    if spec.behavior is None:
+        normalized = normalize_legacy(
+            current_replicas=current,
+            proposal=proposal,
+            min_replicas=min_replicas,
+            max_replicas=spec.max_replicas,
+            recommendations=recommendations,
+            settings=settings,
+            now=now,
+        )
+    else:
+        normalized = normalize_with_behaviors(
+            current_replicas=current,
+            proposal=proposal,
+            min_replicas=min_replicas,
+            max_replicas=spec.max_replicas,
+            behavior=spec.behavior,
+            state=state,
+            recommendations=recommendations,
+            settings=settings,
+            now=now,
+        )
+    run.condition(
+        ConditionType.ABLE_TO_SCALE, "True", normalized.stabilization.reason, normalized.stabilization.message
+    )
+    limits = normalized.limits
+    run.condition(ConditionType.SCALING_LIMITED, "True" if limits.clipped else "False", limits.reason, limits.message)
+    state = replace(state, recommendations=normalized.recommendations)
+    desired = normalized.desired
+    if current == 0 and min_replicas != 0 and zero.scaled_to_zero and desired < min_replicas:
+        # Back from a zero the autoscaler set, after minReplicas was raised: never below the new minimum.
+        desired = min_replicas
+        rescale_reason = rescale_reason or "Current number of replicas below Spec.MinReplicas"
+    computed = _Computed(
+        results=outcome.results,
+        invalid=outcome.invalid,
+        proposal=proposal,
+        proposing_metric=outcome.metric,
+        normalized=normalized,
+        error=outcome.error,
+    )
     return _finish(
-        run, spec, state, current, desired, rescale, rescale_reason, results, invalid, proposal,
-        proposing_metric, normalized, error, last_scale_time,
-    )  # fmt: skip
+        run,
+        spec,
+        state=state,
+        current=current,
+        desired=desired,
+        rescale_reason=rescale_reason,
+        computed=computed,
+        zero=zero,
+        last_scale_time=last_scale_time,
+    )
 
 
 def _finish(
     run: _Reconcile,
     spec: AutoscalerSpec,
+    *,
     state: BehaviorState,
     current: int,
     desired: int,
-    rescale: bool,
     rescale_reason: str,
-    results: tuple[MetricResult, ...],
-    invalid: int,
-    proposal: int | None,
-    proposing_metric: str,
-    normalized: Normalized | None,
-    error: str | None,
+    computed: _Computed | None,
+    zero: ZeroRules,
     last_scale_time: datetime | None,
-    *,
     summary: str = "",
 ) -> Decision:
-    """The tail of reconcileAutoscaler: the scale write, its event and condition, and setStatus."""
+    """The tail of reconcileAutoscaler: the scale write (when `desired` differs), its event and conditions,
+    and setStatus. `computed` is None on the paths that decide without metrics."""
+    rescale = desired != current
     if rescale:
         run.condition(
             ConditionType.ABLE_TO_SCALE,
@@ -284,11 +363,27 @@ def _finish(
             "SucceededRescale",
             f"the HPA controller was able to update the target scale to {desired}",
         )
-        run.event("Normal", "SuccessfulRescale", f"New size: {desired}; reason: {rescale_reason}")
+        run.event(EventType.NORMAL, EventReason.SUCCESSFUL_RESCALE, rescale_message(desired, rescale_reason))
         state = store_scale_event(spec.behavior, state, previous=current, new=desired, now=run.now)
         last_scale_time = run.now
-    else:
-        desired = current
+        if zero.gate:
+            if current > 0 and desired == 0 and spec.min_replicas == 0 and zero.object_or_external:
+                run.condition(
+                    ConditionType.SCALED_TO_ZERO,
+                    "True",
+                    "ScaledToZero",
+                    "the HPA controller scaled the workload to zero",
+                )
+            else:
+                run.condition(
+                    ConditionType.SCALED_TO_ZERO,
+                    "False",
+                    "NotScaledToZero",
+                    "the HPA controller did not scale the workload to zero",
+                )
+    results = computed.results if computed else ()
+    normalized = computed.normalized if computed else None
+    proposal = computed.proposal if computed else None
     statuses = _statuses(results, True) if results else None
     return Decision(
         current_replicas=current,
@@ -298,16 +393,16 @@ def _finish(
         min_replicas=spec.min_replicas,
         max_replicas=spec.max_replicas,
         metric_proposal=proposal,
-        proposing_metric=proposing_metric,
+        proposing_metric=computed.proposing_metric if computed else "",
         metrics=results,
-        invalid_metrics=invalid,
+        invalid_metrics=computed.invalid if computed else 0,
         stabilization=normalized.stabilization if normalized else None,
         limits=normalized.limits if normalized else None,
         conditions=tuple(run.conditions),
         events=tuple(run.events),
         status=StatusUpdate(current, desired, last_scale_time, statuses),
         state=state,
-        error=error,
+        error=computed.error if computed else None,
         summary=summary or _summary(current, desired, rescale_reason, normalized, proposal),
     )
 
@@ -333,7 +428,7 @@ def _compute_metrics(
 ) -> _MetricsOutcome:
     """computeReplicasForMetrics: the largest proposal; a failure holds unless the rest scale up."""
     if scale.selector == "":
-        run.event("Warning", "SelectorRequired", "selector is required")
+        run.event(EventType.WARNING, EventReason.SELECTOR_REQUIRED, "selector is required")
         run.condition(
             ConditionType.SCALING_ACTIVE,
             "False",
@@ -345,7 +440,7 @@ def _compute_metrics(
         parse_selector(scale.selector)
     except SelectorSyntaxError as err:
         message = f"couldn't convert selector into a corresponding internal selector object: {err}"
-        run.event("Warning", "InvalidSelector", message)
+        run.event(EventType.WARNING, EventReason.INVALID_SELECTOR, message)
         run.condition(ConditionType.SCALING_ACTIVE, "False", "InvalidSelector", message)
         return _MetricsOutcome(None, "", (), 0, message, False)
 
@@ -369,7 +464,8 @@ def _compute_metrics(
         )
         results.append(result)
         if result.error is not None:
-            run.event("Warning", result.error_reason, result.error)
+            assert result.error_reason is not None
+            run.event(EventType.WARNING, result.error_reason, result.error)
             if invalid == 0:
                 first_error = result
             invalid += 1
@@ -387,7 +483,7 @@ def _compute_metrics(
             run.condition(
                 ConditionType.SCALING_ACTIVE,
                 "False",
-                first_error.error_reason,
+                str(first_error.error_reason),
                 f"the HPA was unable to compute the replica count: {first_error.error}",
             )
         return _MetricsOutcome(None, "", tuple(results), invalid, error, True)

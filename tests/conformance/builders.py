@@ -302,6 +302,15 @@ def tolerance_behavior(scale_down: float, scale_up: float) -> dict[str, Any]:
     return {"scaleDown": {"tolerance": repr(scale_down)}, "scaleUp": {"tolerance": repr(scale_up)}}
 
 
+# The condition a scale to zero by the autoscaler leaves (horizontal.go, HPAScaleToZero).
+SCALED_TO_ZERO_TRUE: dict[str, str] = {
+    "type": "ScaledToZero",
+    "status": "True",
+    "reason": "ScaledToZero",
+    "message": "the HPA controller scaled the workload to zero",
+}
+
+
 def calculator_snapshot(
     *,
     metric: dict[str, Any],
@@ -319,17 +328,23 @@ def calculator_snapshot(
     """
     spec: dict[str, Any] = {
         "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "test-deployment"},
-        # A target at 0 replicas is only reconciled when minReplicas is 0 (scale to zero).
         "minReplicas": 1 if current_replicas > 0 else 0,
         "maxReplicas": MAX_INT32,
         "metrics": [metric],
     }
     if tolerances is not None:
         spec["behavior"] = tolerance_behavior(*tolerances)
+    autoscaler: dict[str, Any] = {"metadata": {"name": "test-hpa", "namespace": TEST_NAMESPACE}, "spec": spec}
+    settings = dict(settings)
+    if current_replicas == 0:
+        # A target at 0 replicas is only reconciled when the autoscaler scaled it there itself: the
+        # HPAScaleToZero gate on, minReplicas 0 and the ScaledToZero condition True.
+        settings["featureGates"] = {**settings.get("featureGates", {}), "HPAScaleToZero": True}
+        autoscaler["status"] = {"conditions": [SCALED_TO_ZERO_TRUE]}
     return {
         "now": rfc3339(now),
-        "settings": dict(settings),
-        "autoscaler": {"metadata": {"name": "test-hpa", "namespace": TEST_NAMESPACE}, "spec": spec},
+        "settings": settings,
+        "autoscaler": autoscaler,
         "scale": {
             "spec": {"replicas": current_replicas},
             "status": {
@@ -479,6 +494,8 @@ def horizontal_test_snapshot(
     scale: dict[str, Any] | None = None,
     target: Mapping[str, str] = HORIZONTAL_TEST_TARGET,
     now: datetime = NOW,
+    feature_gates: Mapping[str, bool] | None = None,
+    status_conditions: Sequence[Mapping[str, str]] = (),
 ) -> dict[str, Any]:
     """One reconcile of horizontal_test.go's test-hpa, from the fields of its testCase.
 
@@ -487,6 +504,8 @@ def horizontal_test_snapshot(
     desired replicas at the spec count. `recommendations` None is a nil history ("never reconciled"),
     `()` an empty one. `readings` replaces the fake metrics answers (e.g. `metric_error()`). Without any
     metric the spec gets the API's default (CPU at 80 %); upstream's cases of that kind never compute it.
+    `feature_gates` sets the controller's gates (e.g. HPAScaleToZero) and `status_conditions` the HPA's
+    status conditions before the reconcile (e.g. the ScaledToZero condition a scale to zero left).
     """
     spec_metrics = ([resource_utilization_metric(cpu_target)] if cpu_target > 0 else []) + list(metrics)
     if readings is None:
@@ -505,9 +524,14 @@ def horizontal_test_snapshot(
     status: dict[str, Any] = {"currentReplicas": spec_replicas, "desiredReplicas": spec_replicas}
     if last_scale_time is not None:
         status["lastScaleTime"] = rfc3339(last_scale_time)
+    if status_conditions:
+        status["conditions"] = [dict(c) for c in status_conditions]
+    settings: dict[str, Any] = dict(HORIZONTAL_TEST_SETTINGS)
+    if feature_gates:
+        settings["featureGates"] = dict(feature_gates)
     return {
         "now": rfc3339(now),
-        "settings": dict(HORIZONTAL_TEST_SETTINGS),
+        "settings": settings,
         "autoscaler": {"metadata": {"name": "test-hpa", "namespace": TEST_NAMESPACE}, "spec": spec, "status": status},
         "scale": scale
         or {

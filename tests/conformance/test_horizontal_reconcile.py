@@ -35,6 +35,7 @@ from autoscaler.spec.errors import SpecError
 from autoscaler.spec.snapshot import load_snapshot
 from tests.conformance.builders import (
     NOW,
+    SCALED_TO_ZERO_TRUE,
     cool_cpu_creation_time,
     external_average_value_metric,
     external_value_metric,
@@ -60,6 +61,12 @@ STATUS_OK: tuple[Condition, ...] = (
     (ACTIVE, "True", "ValidMetricFound"),
     (LIMITED, "False", "DesiredWithinRange"),
 )
+
+# Scaling from zero needs, since 1.36 (kubernetes/kubernetes#135118), the HPAScaleToZero gate and the
+# ScaledToZero condition the autoscaler set when it scaled the target to zero; the rescale then turns the
+# condition to False (NotScaledToZero). It keeps its place in the list, first.
+FROM_ZERO = {"feature_gates": {"HPAScaleToZero": True}, "status_conditions": [SCALED_TO_ZERO_TRUE]}
+BACK_FROM_ZERO: tuple[Condition, ...] = (("ScaledToZero", "False", "NotScaledToZero"), *STATUS_OK)
 
 
 def status_ok(*overrides: Condition) -> tuple[Condition, ...]:
@@ -227,15 +234,15 @@ SCALE_UP = [
     ),
     case(
         "TestScaleUpFromZeroCMObject: from zero replicas an Object value scales to ceil(ratio)",
-        desired=2,
+        desired=2, conditions=BACK_FROM_ZERO,
         min_replicas=0, max_replicas=6, spec_replicas=0, status_replicas=0, metrics=[object_value_metric("qps", 15000)],
-        reported_levels=[20000],
+        reported_levels=[20000], **FROM_ZERO,
     ),
     case(
         "TestScaleUpFromZeroIgnoresToleranceCMObject: from zero a ratio of exactly 1 still scales to 1",
-        desired=1,
+        desired=1, conditions=BACK_FROM_ZERO,
         min_replicas=0, max_replicas=6, spec_replicas=0, status_replicas=0, metrics=[object_value_metric("qps", 1000)],
-        reported_levels=[1000],
+        reported_levels=[1000], **FROM_ZERO,
     ),
     case(
         "TestScaleUpPerPodCMObject: an Object AverageValue target divides the total by the target",
@@ -264,10 +271,11 @@ SCALE_UP = [
     ),
     case(
         "TestScaleUpFromZeroOneMetricInvalid: from zero, an invalid metric does not stop a scale-up",
-        desired=4, cpu_current=40,
-        min_replicas=0, max_replicas=6, spec_replicas=0, status_replicas=0, cpu_target=30, metrics=[CHEDDAR],
+        desired=4, cpu_current=40, conditions=BACK_FROM_ZERO,
+        min_replicas=0, max_replicas=6, spec_replicas=0, status_replicas=0, cpu_target=30,
+        metrics=[CHEDDAR, external_value_metric("qps", 100, selector=NO_SELECTOR)],
         reported_levels=[300, 400, 500], reported_cpu_requests=[ONE_CPU] * 3, recommendations=(),
-        readings=[_cpu_reading([300, 400, 500]), CHEDDAR_READING],
+        readings=[_cpu_reading([300, 400, 500]), CHEDDAR_READING, metric_error()], **FROM_ZERO,
     ),
     case(
         "TestScaleUpBothMetricsEmpty: the only metric invalid holds (stand-in reason FailedGetPodsMetric)",
