@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from types import MappingProxyType
 
 # --------------------------------------------------------------------------------------------------------
 # The autoscaler spec (autoscaling/v2 HorizontalPodAutoscalerSpec, in the core's terms)
@@ -160,10 +159,6 @@ class PodPhase(StrEnum):
     SUCCEEDED = "Succeeded"
     FAILED = "Failed"
     UNKNOWN = "Unknown"
-
-
-def _frozen(mapping: Mapping[str, int] | None) -> Mapping[str, int]:
-    return MappingProxyType(dict(mapping or {}))
 
 
 @dataclass(frozen=True, slots=True)
