@@ -22,6 +22,7 @@ from autoscaler.core.gomath import (
 )
 from autoscaler.core.types import (
     Container,
+    MissingPods,
     Pod,
     PodPhase,
     PodsReading,
@@ -344,6 +345,7 @@ def resource_replicas(
     tolerances: Tolerances,
     settings: Settings,
     now: datetime,
+    missing_pods: MissingPods = MissingPods.REBALANCE,
 ) -> Calculation:
     """GetResourceReplicas: a Utilization target, in integer percent of the pods' requests."""
     grouped = _group_and_drop(pods, metrics, resource, settings=settings, now=now)
@@ -365,6 +367,8 @@ def resource_replicas(
     scale_up_with_unready = bool(unready) and usage_ratio > 1.0
     if not scale_up_with_unready and not missing:
         return _direct(base, usage_ratio, ready_count, tolerances)
+    if held := _hold_for_missing(base, missing, usage_ratio, tolerances, missing_pods):
+        return held
 
     # On a scale-down, missing pods count as using 100% of their request, or the target where the target is
     # above 100%.
@@ -417,6 +421,23 @@ def _rebalanced(
     )
 
 
+def _hold_for_missing(
+    base: Calculation, missing: set[str], usage_ratio: float, tolerances: Tolerances, missing_pods: MissingPods
+) -> Calculation | None:
+    """missingPods Hold: a proposal that would scale down while some pods have no sample keeps the current
+    count instead of assuming what the missing pods use. Not an HPA rule; None leaves the HPA's rebalancing."""
+    if missing_pods != MissingPods.HOLD or not missing or usage_ratio >= 1.0 or tolerances.is_within(usage_ratio):
+        return None
+    return replace(
+        base,
+        within_tolerance=False,
+        note=(
+            f"{len(missing)} pod(s) without a sample ({', '.join(sorted(missing))}) and a usage ratio of "
+            f"{usage_ratio:g}: no scale-down until every pod reports (missingPods: Hold)"
+        ),
+    )
+
+
 def _direct(base: Calculation, usage_ratio: float, ready_count: int, tolerances: Tolerances) -> Calculation:
     """No unready pods to rebalance on a scale-up and no missing pods: tolerance, then the ready pods."""
     if tolerances.is_within(usage_ratio):
@@ -440,6 +461,7 @@ def plain_metric_replicas(
     tolerances: Tolerances,
     settings: Settings,
     now: datetime,
+    missing_pods: MissingPods = MissingPods.REBALANCE,
 ) -> Calculation:
     """calcPlainMetricReplicas: an AverageValue target over the pods (Resource AverageValue and Pods)."""
     grouped = _group_and_drop(pods, metrics, resource, settings=settings, now=now)
@@ -456,6 +478,8 @@ def plain_metric_replicas(
     scale_up_with_unready = bool(unready) and usage_ratio > 1.0
     if not scale_up_with_unready and not missing:
         return _direct(base, usage_ratio, ready_count, tolerances)
+    if held := _hold_for_missing(base, missing, usage_ratio, tolerances, missing_pods):
+        return held
 
     # On a scale-down, missing pods count as using exactly the target.
     _fill_in(metrics, missing, unready, usage_ratio, lambda _name: target_usage, now)

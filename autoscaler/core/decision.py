@@ -461,6 +461,7 @@ def _compute_metrics(
             tolerances=tolerances,
             settings=settings,
             now=now,
+            missing_pods=spec.missing_pods,
         )
         results.append(result)
         if result.error is not None:

@@ -26,6 +26,7 @@ from autoscaler.core.types import (
     MetricSourceType,
     MetricSpec,
     MetricTargetType,
+    MissingPods,
     ObjectReading,
     Pod,
     PodsReading,
@@ -98,11 +99,12 @@ def compute_metric(
     tolerances: Tolerances,
     settings: Settings,
     now: datetime,
+    missing_pods: MissingPods = MissingPods.REBALANCE,
 ) -> MetricResult:
     """The proposal for one metric, or its error in the HPA's words."""
     try:
         name, calculation, status = _compute(
-            spec, reading, spec_replicas, status_replicas, pods, tolerances, settings, now
+            spec, reading, spec_replicas, status_replicas, pods, tolerances, settings, now, missing_pods
         )
     except MetricComputationError as err:
         return MetricResult(
@@ -157,11 +159,12 @@ def _compute(
     tolerances: Tolerances,
     settings: Settings,
     now: datetime,
+    missing_pods: MissingPods,
 ) -> tuple[str, Calculation, MetricStatus]:
     target = spec.target
     match spec.type:
         case MetricSourceType.RESOURCE | MetricSourceType.CONTAINER_RESOURCE:
-            return _resource(spec, reading, spec_replicas, pods, tolerances, settings, now)
+            return _resource(spec, reading, spec_replicas, pods, tolerances, settings, now, missing_pods)
         case MetricSourceType.PODS:
             wrap = f"unable to get metric {spec.metric_name}"
             metrics = _read(lambda: calc.pods_pod_metrics(_expect(reading, PodsReading, wrap)), wrap)
@@ -174,6 +177,7 @@ def _compute(
                 tolerances=tolerances,
                 settings=settings,
                 now=now,
+                missing_pods=missing_pods,
             )
             return (
                 f"pods metric {spec.metric_name}",
@@ -297,6 +301,7 @@ def _resource(
     tolerances: Tolerances,
     settings: Settings,
     now: datetime,
+    missing_pods: MissingPods,
 ) -> tuple[str, Calculation, MetricStatus]:
     """computeStatusForResourceMetricGeneric: AverageValue first, then Utilization."""
     resource, target = spec.resource_name, spec.target
@@ -322,6 +327,7 @@ def _resource(
                 tolerances=tolerances,
                 settings=settings,
                 now=now,
+                missing_pods=missing_pods,
             )
         else:
             result = calc.resource_replicas(
@@ -334,6 +340,7 @@ def _resource(
                 tolerances=tolerances,
                 settings=settings,
                 now=now,
+                missing_pods=missing_pods,
             )
     except MetricComputationError as err:
         raise err.wrapped(f"failed to get {resource} {what}") from err

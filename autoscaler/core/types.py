@@ -37,6 +37,16 @@ class SelectPolicy(StrEnum):
     DISABLED = "Disabled"
 
 
+class MissingPods(StrEnum):
+    """What a scale-down does with pods that have no sample (an extension; the HPA always rebalances)."""
+
+    # The HPA's rule: a missing pod counts as using 100 % of its request (or the target, if higher) on a
+    # scale-down and 0 on a scale-up, and the proposal is recomputed with them.
+    REBALANCE = "Rebalance"
+    # No scale-down while any counted pod lacks a sample; scale-ups rebalance as the HPA does.
+    HOLD = "Hold"
+
+
 class ScalingPolicyType(StrEnum):
     PODS = "Pods"
     PERCENT = "Percent"
@@ -146,6 +156,7 @@ class AutoscalerSpec:
     min_replicas: int = 1
     behavior: Behavior | None = None
     scale_target_ref: ObjectReference = ObjectReference(kind="", name="")
+    missing_pods: MissingPods = MissingPods.REBALANCE
 
 
 # --------------------------------------------------------------------------------------------------------
