@@ -11,10 +11,12 @@ test: deps lint typecheck layers unit
 
 deps: $(VENV)/.installed prometheus
 
+# An editable install in setuptools' default mode (an import hook): mypy, lint-imports and pytest run from the
+# repository root, and the tests' subprocesses import the package through the hook.
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet --config-settings editable_mode=compat -e '.[test]'
+	$(BIN)/pip install --quiet -e '.[test]'
 	touch $@
 
 prometheus:
