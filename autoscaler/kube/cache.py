@@ -1,6 +1,6 @@
 """Watch-fed caches of pods and workloads, as the HPA's shared informers keep them.
 
-The daemon asks these stores ("the pods of namespace `shop` matching `app=web`", "the scale of Deployment
+The daemon will ask these stores ("the pods of namespace `shop` matching `app=web`", "the scale of Deployment
 `web`") instead of listing per target per tick. Each is one or more `autoscaler.kube.informer.Informer`s
 (list, watch, relist on 410). This module must not decide anything.
 """

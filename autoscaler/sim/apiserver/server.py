@@ -1,4 +1,4 @@
-"""`EmulatedApiServer`: the emulator assembled and running on 127.0.0.1, for tests, the demo and the command.
+"""`EmulatedApiServer`: the emulator assembled and running on 127.0.0.1, for the tests and the command.
 
     with EmulatedApiServer(crds=[my_crd], clock=FakeClock()) as srv:
         client = kubernetes.client.ApiClient(Configuration(host=srv.url))
