@@ -1,24 +1,29 @@
 # `make test` is the one command CI and contributors run: it installs what the tests need on a fresh
-# machine (a virtualenv with the project, Debian's Prometheus binaries) and runs lint, types, the layer
-# contract and the whole test suite.
+# machine (a virtualenv with the project, Debian's Prometheus and VictoriaMetrics binaries) and runs lint,
+# types, the layer contract and the whole test suite.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: test deps lint typecheck layers unit prometheus clean
+.PHONY: test deps lint typecheck layers unit prometheus victoria-metrics clean
 
 test: deps lint typecheck layers unit
 
-deps: $(VENV)/.installed prometheus
+deps: $(VENV)/.installed prometheus victoria-metrics
 
+# An editable install in setuptools' default mode (an import hook): mypy, lint-imports and pytest run from the
+# repository root, and the tests' subprocesses import the package through the hook.
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet --config-settings editable_mode=compat -e '.[test]'
+	$(BIN)/pip install --quiet -e '.[test]'
 	touch $@
 
 prometheus:
 	scripts/install-prometheus.sh
+
+victoria-metrics:
+	scripts/install-victoria-metrics.sh
 
 lint: $(VENV)/.installed
 	$(BIN)/ruff check autoscaler tests bench

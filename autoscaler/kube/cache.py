@@ -1,6 +1,6 @@
 """Watch-fed caches of pods and workloads, as the HPA's shared informers keep them.
 
-The daemon asks these stores ("the pods of namespace `shop` matching `app=web`", "the scale of Deployment
+The daemon will ask these stores ("the pods of namespace `shop` matching `app=web`", "the scale of Deployment
 `web`") instead of listing per target per tick. Each is one or more `autoscaler.kube.informer.Informer`s
 (list, watch, relist on 410). This module must not decide anything.
 """
@@ -12,14 +12,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from autoscaler.core.labels import Selector, parse_selector
+from autoscaler.core.labels import Selector, SelectorSyntaxError, format_label_selector, parse_selector
 from autoscaler.core.types import Pod, Scale
 from autoscaler.kube.client import KubeClient
 from autoscaler.kube.errors import RequestContext
 from autoscaler.kube.informer import Informer, ListWatch
 from autoscaler.kube.pods import pod_from_json
 
-__all__ = ["CachedScale", "PodCache", "WorkloadCache", "format_label_selector", "workload_scale"]
+__all__ = ["CachedScale", "PodCache", "WorkloadCache", "workload_scale"]
 
 
 @lru_cache(maxsize=4096)
@@ -73,25 +73,6 @@ class PodCache:
         return self.informer.wait_for_sync(timeout)
 
 
-def format_label_selector(selector: Mapping[str, Any] | None) -> str:
-    """metav1.FormatLabelSelector: a LabelSelector object as the string /scale's status.selector carries."""
-    if not selector:
-        return ""
-    parts = [f"{k}={v}" for k, v in sorted((selector.get("matchLabels") or {}).items())]
-    for expr in selector.get("matchExpressions") or []:
-        key, op = expr.get("key", ""), expr.get("operator", "")
-        values = ",".join(sorted(expr.get("values") or []))
-        if op == "In":
-            parts.append(f"{key} in ({values})")
-        elif op == "NotIn":
-            parts.append(f"{key} notin ({values})")
-        elif op == "Exists":
-            parts.append(str(key))
-        elif op == "DoesNotExist":
-            parts.append(f"!{key}")
-    return ",".join(parts)
-
-
 @dataclass(frozen=True, slots=True)
 class CachedScale:
     """A workload's scale as derived from the workload object, with the object's resourceVersion."""
@@ -104,15 +85,23 @@ class CachedScale:
 
 
 def workload_scale(obj: Mapping[str, Any]) -> CachedScale:
-    """The /scale view of an apps/v1 Deployment, StatefulSet or ReplicaSet (what their /scale returns)."""
+    """The /scale view of an apps/v1 Deployment, StatefulSet or ReplicaSet (what their /scale returns).
+
+    The selector string is the API server's (core.labels.format_label_selector); a workload whose selector
+    the API server could not convert raises ValueError, so the informer leaves it out and logs it.
+    """
     meta = obj.get("metadata") or {}
     spec = obj.get("spec") or {}
     status = obj.get("status") or {}
+    try:
+        selector = format_label_selector(spec.get("selector"))
+    except SelectorSyntaxError as err:
+        raise ValueError(f"{obj.get('kind')} {meta.get('namespace')}/{meta.get('name')}: spec.selector: {err}") from err
     return CachedScale(
         scale=Scale(
             spec_replicas=int(spec.get("replicas", 1) if spec.get("replicas") is not None else 1),
             status_replicas=int(status.get("replicas") or 0),
-            selector=format_label_selector(spec.get("selector")),
+            selector=selector,
         ),
         resource_version=str(meta.get("resourceVersion") or ""),
         kind=str(obj.get("kind") or ""),

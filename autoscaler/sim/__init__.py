@@ -1,1 +1,1 @@
-"""A simulated cluster for the demo, replay and tests: the Kubernetes API emulator and its models."""
+"""A simulated cluster for the tests: the Kubernetes API emulator (a demo and a simulator will use it too)."""

@@ -82,7 +82,7 @@ def _queue(messages: int) -> ExternalReading:
 
 
 def test_scale_down_policies_pods_4_and_percent_10_per_minute() -> None:
-    """The seeds' example: from 80 towards 10 with Pods 4/60 s and Percent 10/60 s, Max selects the larger
+    """From 80 towards 10 with Pods 4/60 s and Percent 10/60 s (selectPolicy Max), Max selects the larger
     change: 10 % (8 pods) while above 40 replicas, then 4 pods a minute, one step per 60 s period."""
     down = ScalingRules(
         policies=(

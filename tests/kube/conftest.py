@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from autoscaler.kube.client import USER_AGENT, ClientSettings, KubeClient, connect
+from autoscaler.sim.apiserver import EmulatedApiServer
 from tests.manifests import ROLLOUT_CRD
 
 SETUP_AGENT = "kube-tests-setup"
@@ -139,19 +140,11 @@ def used_permissions(server: Any) -> set[Permission]:
     return out
 
 
-def _emulator_class() -> Any:
-    try:
-        from autoscaler.sim.apiserver import EmulatedApiServer
-    except ImportError as err:  # pragma: no cover - only while the emulator is being written
-        pytest.skip(f"the Kubernetes API emulator is not available: {err}")
-    return EmulatedApiServer
-
-
 @pytest.fixture
 def server() -> Iterator[Any]:
     namespaces = ("default", "kube-system", NS, "ops", "elsewhere")
     # No lifecycle Events: the event tests count the Events in the namespace.
-    with _emulator_class()(namespaces=namespaces, emit_events=False) as srv:
+    with EmulatedApiServer(namespaces=namespaces, emit_events=False) as srv:
         yield srv
     # Every test doubles as an RBAC check: the daemon used nothing that docs/rbac.md does not grant.
     undocumented = used_permissions(srv) - documented_permissions()

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
-import pytest
+from typing import Any
 
+import pytest
+from hypothesis import given
+
+from autoscaler.core.labels import format_label_selector, parse_selector
 from autoscaler.sim.apiserver.selectors import (
     SelectorError,
+    matches_label_selector,
     parse_field_selector,
     parse_label_selector,
     path_getter,
-    selector_string,
 )
+from tests.core.test_labels import LABELS as LABEL_SETS
+from tests.core.test_labels import SELECTORS
+from tests.sim.conftest import NS, Raw, workload
 
 LABELS = {"app": "web", "tier": "front", "version": "3", "track": ""}
 
@@ -35,6 +42,8 @@ LABELS = {"app": "web", "tier": "front", "version": "3", "track": ""}
         pytest.param("app=web,tier=front,!missing", True, id="all requirements must hold"),
         pytest.param("app=web,tier=back", False, id="one failing requirement fails"),
         pytest.param("app in (web,),tier", True, id="empty value inside a set"),
+        pytest.param("track in ()", True, id="an empty set is the set of the empty value, as labels.Parse reads it"),
+        pytest.param("app in ()", False, id="the empty value only"),
         pytest.param("example.com/team notin (a)", True, id="prefixed key"),
     ],
 )
@@ -46,7 +55,6 @@ def test_label_selector_matches(selector: str, matches: bool) -> None:
     "selector",
     [
         pytest.param("app in web", id="set without parentheses"),
-        pytest.param("app in ()", id="empty set"),
         pytest.param("app=web,", id="trailing comma"),
         pytest.param("app = we b", id="two values"),
         pytest.param("-app=web", id="key starting with a dash"),
@@ -64,15 +72,25 @@ def test_invalid_label_selectors_raise(selector: str) -> None:
         parse_label_selector(selector)
 
 
-def test_selector_string_is_what_scale_reports() -> None:
-    selector = {
-        "matchLabels": {"tier": "front", "app": "web"},
-        "matchExpressions": [
-            {"key": "env", "operator": "In", "values": ["prod", "dev"]},
-            {"key": "canary", "operator": "DoesNotExist"},
-        ],
-    }
-    assert selector_string(selector) == "app=web,!canary,env in (dev,prod),tier=front"
+@given(selector=SELECTORS, labels=LABEL_SETS)
+def test_emulator_parses_what_the_api_server_writes_as_the_core_does(
+    selector: dict[str, Any], labels: dict[str, str]
+) -> None:
+    """The emulator's `?labelSelector=` parser and the core's agree on every /scale selector string."""
+    text = format_label_selector(selector)
+    expected = matches_label_selector(selector, labels)
+    assert parse_label_selector(text).matches(labels) is expected
+    assert parse_selector(text).matches(labels) is expected
+
+
+def test_workload_with_an_invalid_selector_operator_is_invalid(raw: Raw) -> None:
+    """422 naming spec.selector, as the real server's validation answers (not a 500)."""
+    manifest: dict[str, Any] = workload("Deployment", "web")
+    manifest["spec"]["selector"] = {"matchExpressions": [{"key": "app", "operator": "Equals", "values": ["web"]}]}
+    code, body = raw.request("POST", f"/apis/apps/v1/namespaces/{NS}/deployments", manifest)
+    assert (code, body["reason"]) == (422, "Invalid")
+    assert body["details"]["causes"][0]["field"] == "spec.selector"
+    assert "'Equals' is not a valid label selector operator" in body["message"]
 
 
 def test_field_selector_supports_only_declared_fields() -> None:

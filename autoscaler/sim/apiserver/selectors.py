@@ -3,7 +3,9 @@
 Label selectors follow k8s.io/apimachinery/pkg/labels: `k=v`, `k==v`, `k!=v`, `k in (a,b)`, `k notin (a,b)`,
 `k` (exists), `!k` (does not exist), `k>1`, `k<1`, joined by commas; keys and values are validated as the real
 server does, and anything else raises `SelectorError` (the server answers 400 BadRequest). Field selectors are
-`k=v`, `k==v` and `k!=v` over the field labels each resource supports. Nothing here knows about HTTP.
+`k=v`, `k==v` and `k!=v` over the field labels each resource supports. Nothing here knows about HTTP. The string
+form of a LabelSelector object (/scale's `status.selector`, the SELECTOR columns) is the core's
+`autoscaler.core.labels.format_label_selector`, shared with the Kubernetes layer so the two cannot drift.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from autoscaler.core.labels import SelectorSyntaxError, selector_from_object
 
 _NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -161,10 +165,8 @@ class _Parser:
         if token != "(":
             raise SelectorError(f"found '{token or 'end of string'}', expected: '('")
         if self.peek() == ")":
-            raise SelectorError(
-                "unable to parse requirement: values: Invalid value: []: "
-                "for 'in', 'notin' operators, values set can't be empty"
-            )
+            self.take()
+            return ("",)  # "k in ()" is the set holding the empty value, as labels.Parse reads it
         values: list[str] = []
         while True:
             token = self.peek()
@@ -203,29 +205,16 @@ def parse_label_selector(text: str) -> LabelSelector:
     return LabelSelector(tuple(sorted(requirements, key=lambda r: r.key)))
 
 
-def selector_string(selector: Mapping[str, Any] | None) -> str:
-    """A metav1.LabelSelector as the string the /scale subresource reports in status.selector."""
-    if not selector:
-        return ""
-    parts: list[tuple[str, str]] = []
-    for key, value in (selector.get("matchLabels") or {}).items():
-        parts.append((key, f"{key}={value}"))
-    for expr in selector.get("matchExpressions") or []:
-        key, op = expr.get("key", ""), expr.get("operator", "")
-        values = ",".join(sorted(expr.get("values") or []))
-        text = {
-            "In": f"{key} in ({values})",
-            "NotIn": f"{key} notin ({values})",
-            "Exists": key,
-            "DoesNotExist": f"!{key}",
-        }.get(op, "")
-        parts.append((key, text))
-    return ",".join(text for _, text in sorted(parts, key=lambda p: p[0]))
+def matches_label_selector(selector: Mapping[str, Any], labels: Mapping[str, str] | None) -> bool:
+    """Whether labels satisfy a metav1.LabelSelector object (one without requirements matches everything).
 
-
-def matches_label_selector(selector: Mapping[str, Any] | None, labels: Mapping[str, str] | None) -> bool:
-    """Whether labels satisfy a metav1.LabelSelector object (an empty selector matches everything)."""
-    return parse_label_selector(selector_string(selector)).matches(labels or {})
+    The object is converted by the core's `selector_from_object`, which the Kubernetes layer's caches and
+    this emulator's /scale (`format_label_selector`) also use; an invalid object raises SelectorError.
+    """
+    try:
+        return selector_from_object(selector).matches(labels or {})
+    except SelectorSyntaxError as err:
+        raise SelectorError(str(err)) from err
 
 
 # --------------------------------------------------------------------------------------------------------

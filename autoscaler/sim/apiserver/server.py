@@ -1,4 +1,4 @@
-"""`EmulatedApiServer`: the emulator assembled and running on 127.0.0.1, for tests, the demo and the command.
+"""`EmulatedApiServer`: the emulator assembled and running on 127.0.0.1, for the tests and the command.
 
     with EmulatedApiServer(crds=[my_crd], clock=FakeClock()) as srv:
         client = kubernetes.client.ApiClient(Configuration(host=srv.url))
@@ -38,10 +38,8 @@ CRD_KIND = "CustomResourceDefinition"
 
 
 def default_crds() -> list[JSON]:
-    """The project's own CRDs (the package file autoscaler/kube/crd.yaml), or none while it does not exist."""
+    """The project's own CRDs: the package file autoscaler/kube/crd.yaml."""
     path = resources.files("autoscaler").joinpath("kube", "crd.yaml")
-    if not path.is_file():
-        return []
     return [d for d in yaml.safe_load_all(path.read_text()) if isinstance(d, dict) and d.get("kind") == CRD_KIND]
 
 

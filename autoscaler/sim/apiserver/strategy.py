@@ -19,10 +19,11 @@ import uuid
 from datetime import datetime
 from typing import Any
 
+from autoscaler.core.labels import format_label_selector
 from autoscaler.sim.apiserver import errors
 from autoscaler.sim.apiserver.clock import timestamp
 from autoscaler.sim.apiserver.resources import ResourceType
-from autoscaler.sim.apiserver.selectors import matches_label_selector, selector_string
+from autoscaler.sim.apiserver.selectors import SelectorError, matches_label_selector
 from autoscaler.sim.apiserver.store import clone
 
 JSON = dict[str, Any]
@@ -122,13 +123,17 @@ def _validate(rtype: ResourceType, obj: JSON, old: JSON | None) -> None:
             causes.append(("spec.replicas", f"Invalid value: {replicas}: must be greater than or equal to 0"))
         if not selector:
             causes.append(("spec.selector", "Required value"))
-        elif not matches_label_selector(selector, labels):
-            causes.append(
-                (
-                    "spec.template.metadata.labels",
-                    f"Invalid value: {labels}: `selector` does not match template `labels`",
-                )
-            )
+        else:
+            try:
+                if not matches_label_selector(selector, labels):
+                    causes.append(
+                        (
+                            "spec.template.metadata.labels",
+                            f"Invalid value: {labels}: `selector` does not match template `labels`",
+                        )
+                    )
+            except SelectorError as err:
+                causes.append(("spec.selector", f"Invalid value: {err}"))
         if old is not None and selector != (old.get("spec") or {}).get("selector"):
             causes.append(("spec.selector", f"Invalid value: {selector}: field is immutable"))
     if rtype.group == "events.k8s.io":
@@ -296,7 +301,7 @@ def to_scale(rtype: ResourceType, obj: JSON) -> JSON:
     else:
         replicas = (obj.get("spec") or {}).get("replicas")
         status_replicas = (obj.get("status") or {}).get("replicas") or 0
-        selector = selector_string((obj.get("spec") or {}).get("selector"))
+        selector = format_label_selector((obj.get("spec") or {}).get("selector"))
     scale_meta = {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp") if k in meta}
     status: JSON = {"replicas": status_replicas}
     if selector:

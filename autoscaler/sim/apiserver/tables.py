@@ -12,10 +12,10 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from autoscaler.core.labels import format_label_selector
 from autoscaler.sim.apiserver import jsonpath
 from autoscaler.sim.apiserver.clock import parse_timestamp
 from autoscaler.sim.apiserver.resources import PrinterColumn, ResourceType
-from autoscaler.sim.apiserver.selectors import selector_string
 
 JSON = dict[str, Any]
 Row = Callable[[JSON, datetime], list[Any]]
@@ -87,7 +87,7 @@ def _deployment(obj: JSON, now: datetime) -> list[Any]:
         status.get("availableReplicas", 0),
         _age(_meta(obj).get("creationTimestamp"), now),
         *_names_images(obj),
-        selector_string(spec.get("selector")),
+        format_label_selector(spec.get("selector")),
     ]
 
 
@@ -110,7 +110,7 @@ def _replicaset(obj: JSON, now: datetime) -> list[Any]:
         status.get("readyReplicas", 0),
         _age(_meta(obj).get("creationTimestamp"), now),
         *_names_images(obj),
-        selector_string(spec.get("selector")),
+        format_label_selector(spec.get("selector")),
     ]
 
 
