@@ -15,7 +15,6 @@ import random
 import time as _time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 import requests
@@ -27,6 +26,7 @@ from prometheus_api_client.exceptions import PrometheusApiClientException
 from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
+from autoscaler.core.formats import parse_retry_after
 from autoscaler.metrics.auth import BasicAuthFile, BearerTokenFileAuth
 from autoscaler.metrics.context import Answer, Series
 from autoscaler.metrics.errors import MetricsError, PermanentError, TransientError
@@ -37,22 +37,6 @@ log = structlog.get_logger(__name__)
 # Retry only what a later attempt can fix; 408 is the server timing out the request.
 _TRANSIENT_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 _MAX_ERROR_TEXT = 300
-
-
-def parse_retry_after(value: str | None, *, now: datetime | None = None) -> float | None:
-    """Seconds to wait from a Retry-After header (delta-seconds or an HTTP date), None if absent or bad."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
 
 
 def _raise_for_status(response: requests.Response, *args: Any, **kwargs: Any) -> None:
@@ -79,7 +63,7 @@ def _raise_for_status(response: requests.Response, *args: Any, **kwargs: Any) ->
     detail = f"{error_type}: {error}" if error_type else error
     message = f"HTTP {status}" + (f": {detail}" if detail else "")
     if status in _TRANSIENT_STATUSES or status >= 500:
-        retry_after = parse_retry_after(response.headers.get("Retry-After"))
+        retry_after = parse_retry_after(response.headers.get("Retry-After"), now=datetime.now(UTC))
         raise TransientError(message, status=status, retry_after_seconds=retry_after)
     raise PermanentError(message, error_type=error_type or f"http_{status}", status=status)
 

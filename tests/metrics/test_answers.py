@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
 
 from autoscaler.metrics import NoDataError, PermanentError
 from autoscaler.metrics.answers import to_milli
-from autoscaler.metrics.client import answer_from_result, parse_retry_after
+from autoscaler.metrics.client import answer_from_result
 
 
 @pytest.mark.parametrize(
@@ -48,12 +46,3 @@ def test_answer_shapes() -> None:
     assert answer_from_result([{"metric": {}, "values": [[1, "1"]]}]).result_type == "matrix"
     with pytest.raises(PermanentError):
         answer_from_result({"unexpected": True})
-
-
-def test_retry_after() -> None:
-    now = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
-    assert parse_retry_after("7") == 7.0
-    assert parse_retry_after("Thu, 01 Jan 2026 12:00:30 GMT", now=now) == 30.0
-    assert parse_retry_after("Thu, 01 Jan 2026 11:00:00 GMT", now=now) == 0.0
-    assert parse_retry_after("soon") is None
-    assert parse_retry_after(None) is None
