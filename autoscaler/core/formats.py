@@ -1,14 +1,17 @@
-"""Kubernetes' text forms of values: quantities ("150m", "1Gi", "1e3"), durations ("1m30s"), times.
+"""Kubernetes' text forms of values: quantities ("150m", "1Gi", "1e3"), durations ("1m30s"), times, and
+HTTP's Retry-After.
 
 Shared by every layer that reads Kubernetes objects (spec, kube, metrics), exactly as Kubernetes reads them:
 `milli_value` is resource.Quantity.MilliValue() (the value times 1000, rounded away from zero);
 `approximate_float` is Quantity.AsApproximateFloat64(), which the HPA uses for `tolerance`; `format_milli`
-is the canonical DecimalSI text of resource.NewMilliQuantity; `parse_time` / `format_time` are RFC 3339.
-Standard library only, like the rest of the core.
+is the canonical DecimalSI text of resource.NewMilliQuantity; `parse_time` / `format_time` are RFC 3339;
+`parse_retry_after` reads the Retry-After header for both network layers (Prometheus and Kubernetes).
+Standard library only, like the rest of the core, and no clock reads: `now` is a parameter.
 """
 
 from __future__ import annotations
 
+import email.utils
 import re
 from datetime import UTC, datetime
 from decimal import ROUND_UP, Decimal, InvalidOperation, localcontext
@@ -143,3 +146,35 @@ def format_time(value: datetime) -> str:
     if value.microsecond:
         text += f".{value.microsecond:06d}".rstrip("0")
     return text + "Z"
+
+
+# A server may ask for any wait; none of our callers waits more than a fraction of a sync period, so longer
+# answers all mean "not in this tick". Capping keeps the value finite (a 400-digit header is still a number).
+MAX_RETRY_AFTER_SECONDS = 86400.0
+
+
+def parse_retry_after(value: str | None, *, now: datetime) -> float | None:
+    """Seconds to wait from an HTTP Retry-After value: delay-seconds or an HTTP-date (RFC 9110 §10.2.3).
+
+    None when absent, empty or neither form (negative, fractional, garbage); a date in the past is 0; any
+    wait is capped at `MAX_RETRY_AFTER_SECONDS`. `now` (timezone-aware) dates the HTTP-date form.
+    """
+    if now.tzinfo is None or now.utcoffset() is None:
+        raise ValueError("parse_retry_after: now must be timezone-aware")
+    if value is None:
+        return None
+    text = value.strip()
+    if not text:
+        return None
+    if text.isascii() and text.isdigit():  # delay-seconds = 1*DIGIT (ASCII only: "²" is a digit to Python)
+        digits = text.lstrip("0") or "0"
+        if len(digits) > len(str(int(MAX_RETRY_AFTER_SECONDS))):
+            return MAX_RETRY_AFTER_SECONDS
+        return min(float(digits), MAX_RETRY_AFTER_SECONDS)
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if when.tzinfo is None:  # "-0000" means UTC with no claim about the local zone (RFC 5322 §3.3)
+        when = when.replace(tzinfo=UTC)
+    return min(max(0.0, (when - now).total_seconds()), MAX_RETRY_AFTER_SECONDS)

@@ -9,16 +9,17 @@ package. This module must not retry, log or sleep: it only names what went wrong
 
 from __future__ import annotations
 
-import email.utils
 import json
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import urllib3.exceptions
 from kubernetes.client.exceptions import ApiException
+
+from autoscaler.core.formats import parse_retry_after
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,23 +137,6 @@ class InvalidRequest(PermanentError):
     """A 4xx validation error (400, 405, 406, 415, 422...) or an answer this layer cannot read."""
 
 
-def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
-    """Seconds to wait from a Retry-After header: delta-seconds or an HTTP date (RFC 9110 §10.2.3)."""
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    current = time.time() if now is None else now
-    return max(0.0, when.timestamp() - current)
-
-
 def _status_body(err: ApiException) -> dict[str, Any]:
     body = err.body
     if isinstance(body, bytes):
@@ -191,7 +175,8 @@ def from_api_exception(err: ApiException, context: RequestContext, *, target: bo
     if code == 410:
         return Expired(message, context=context, status=code)
     if code == 429 or code >= 500 or code == 0:
-        retry_after = parse_retry_after(_header(err, "Retry-After"))
+        # The edge reads the clock once, for an HTTP-date Retry-After; the parser itself never does.
+        retry_after = parse_retry_after(_header(err, "Retry-After"), now=datetime.now(UTC))
         return Unavailable(message, context=context, status=code, retry_after_seconds=retry_after)
     return InvalidRequest(message, context=context, status=code)
 

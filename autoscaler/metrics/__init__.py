@@ -9,9 +9,11 @@ group `autoscaler.metric_sources`). This package never decides anything: that is
 from autoscaler.metrics.binding import PrometheusBinding, check_binding
 from autoscaler.metrics.context import Answer, MetricRequest, Query, ReadContext, Series
 from autoscaler.metrics.errors import (
+    BadResponseError,
     MetricsError,
     NoDataError,
     PermanentError,
+    QueryTimeoutError,
     StaleDataError,
     TransientError,
     UnsafeLabelValueError,
@@ -24,6 +26,7 @@ from autoscaler.metrics.source import MetricSource, QueryPlan
 __all__ = [
     "ENTRY_POINT_GROUP",
     "Answer",
+    "BadResponseError",
     "MetricRequest",
     "MetricSource",
     "MetricsError",
@@ -38,6 +41,7 @@ __all__ = [
     "QueryClient",
     "QueryPlan",
     "QueryTemplate",
+    "QueryTimeoutError",
     "ReadContext",
     "Series",
     "SourceRegistry",

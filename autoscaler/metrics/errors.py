@@ -1,8 +1,8 @@
 """The metric-source layer's error tree: every way reading a metric can fail, as a typed exception.
 
 A failure is never a number: no data, NaN, infinities and stale samples are errors here, and the daemon
-turns each into the core's `MetricFailure(str(error))`. Library exceptions (requests, urllib3,
-prometheus-api-client) are translated at the edge (`client.py`) and never escape this package.
+turns each into the core's `MetricFailure(str(error))`. Library exceptions (requests, urllib3) are
+translated at the edge (`client.py`) and never escape this package.
 Messages name the server and the query but never a credential: servers are named by their settings key,
 and URLs are refused at load when they carry user information.
 """
@@ -56,12 +56,34 @@ class TransientError(MetricsError):
         self.retry_after_seconds = retry_after_seconds
 
 
+class QueryTimeoutError(TransientError):
+    """No complete answer in time: cut off by wall-clock time, whatever the server was doing (slow, trickling).
+
+    `scope` says which bound cut it: `request` (one attempt's `timeoutSeconds`) or `pass` (the evaluation
+    pass's deadline: the query was cut off, or not sent at all); `limit_seconds` is that bound.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        scope: str,
+        limit_seconds: float,
+        promql: str = "",
+        server: str = "",
+        metric: str = "",
+    ) -> None:
+        super().__init__(message, promql=promql, server=server, metric=metric)
+        self.scope = scope
+        self.limit_seconds = limit_seconds
+
+
 class PermanentError(MetricsError):
     """Retrying will not help: fix the query, the binding, the settings or the server's permissions.
 
     `error_type` is Prometheus's `errorType` (`bad_data`, `execution`, ...) when the server said so, else one
     of ours: `config`, `unsafe_label_value`, `unexpected_result_type`, `too_many_series`, `bad_response`,
-    `http_<status>`.
+    `tls`, `source`, `internal`, `http_<status>`.
     """
 
     def __init__(
@@ -77,6 +99,27 @@ class PermanentError(MetricsError):
         super().__init__(message, promql=promql, server=server, metric=metric)
         self.error_type = error_type
         self.status = status
+
+
+class BadResponseError(PermanentError):
+    """The server answered, but nothing in the answer can be read as this metric; asking again in this tick
+    will not fix it.
+
+    `error_type` is `bad_response` (not the API's JSON, a malformed detail, a value or time no metric can
+    mean) or `unexpected_result_type` (a well-formed answer of another result type than the binding expects).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        error_type: str = "bad_response",
+        status: int | None = None,
+        promql: str = "",
+        server: str = "",
+        metric: str = "",
+    ) -> None:
+        super().__init__(message, error_type=error_type, status=status, promql=promql, server=server, metric=metric)
 
 
 class UnsafeLabelValueError(PermanentError):

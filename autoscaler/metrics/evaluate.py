@@ -4,25 +4,31 @@ The daemon calls `MetricsReader.read(requests)` once per tick with all the metri
 planned first, de-duplicated on (server, PromQL, time), run with bounded concurrency on a thread pool, and
 each metric gets its reading or its typed error. Per-pod templates render the same PromQL for every target
 of a namespace (they match the namespace, not the pods), so a namespace costs one query per template.
-Errors are returned, not logged: the daemon logs where it handles them.
+
+The pass ends by its deadline whatever the servers do: every query is given what is left of it, and a
+query still running when it passes (plus a small grace) is abandoned and typed `QueryTimeoutError`. Nothing
+raised inside one query's handling escapes the pass: known failures are typed where they happen, and a last
+guard turns anything else into that query's `PermanentError(error_type="internal")`, logged once with its
+traceback. Errors are otherwise returned, not logged: the daemon logs where it handles them.
 """
 
 from __future__ import annotations
 
 import time as _time
+import traceback
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
-from typing import Protocol, TypeVar
+from typing import Protocol, TypeVar, runtime_checkable
 
 import structlog
 
 from autoscaler.core.types import Reading
 from autoscaler.metrics.client import PrometheusClient
 from autoscaler.metrics.context import Answer, MetricRequest, Query
-from autoscaler.metrics.errors import MetricsError, PermanentError, TransientError
+from autoscaler.metrics.errors import MetricsError, PermanentError, QueryTimeoutError
 from autoscaler.metrics.registry import SourceRegistry
 from autoscaler.metrics.settings import MetricsSettings
 from autoscaler.metrics.source import MetricSource, QueryPlan
@@ -31,16 +37,30 @@ log = structlog.get_logger(__name__)
 
 # Retries stop after a third of the sync period: the next tick is the retry for anything longer.
 RETRY_SHARE_OF_SYNC_PERIOD = 1 / 3
-# Queries not started within this share of the sync period are not sent: the tick must end in time.
+# The pass is over by this share of the sync period: the tick must end in time whatever Prometheus does.
 PASS_SHARE_OF_SYNC_PERIOD = 0.8
+# How long past its deadline the pass waits for queries cutting themselves off (closing a socket takes a
+# moment) before it abandons them: the pass returns by deadline + grace + the time to read the answers.
+PASS_GRACE_SECONDS = 0.25
 
 
 class QueryClient(Protocol):
-    """What the pass needs from a server connection (`PrometheusClient`, or a fake in tests)."""
+    """What the pass needs from a server connection (`PrometheusClient`, or a fake in tests).
 
-    def query(self, promql: str, *, time: datetime, budget_seconds: float) -> Answer: ...
+    `query` stops retrying at `budget_seconds` and returns (or raises a `MetricsError`) within
+    `deadline_seconds`; a client that overruns is abandoned and its answer discarded.
+    """
+
+    def query(self, promql: str, *, time: datetime, budget_seconds: float, deadline_seconds: float) -> Answer: ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class Redacting(Protocol):
+    """A client that knows its server's credentials offers to scrub them from text (`PrometheusClient`)."""
+
+    def redact(self, text: str) -> str: ...
 
 
 Outcome = Reading | MetricsError
@@ -74,10 +94,19 @@ class MetricsReader:
         self._monotonic = monotonic
         if clients is None:
             clients = {
-                name: PrometheusClient(name, server, pool_size=settings.max_concurrent_queries, sleep=sleep)
+                name: PrometheusClient(
+                    name, server, pool_size=settings.max_concurrent_queries, sleep=sleep, monotonic=monotonic
+                )
                 for name, server in settings.servers.items()
             }
         self._clients: dict[str, QueryClient] = dict(clients)
+        self._redactors = [client.redact for client in self._clients.values() if isinstance(client, Redacting)]
+
+    def redact(self, text: str) -> str:
+        """`text` with every configured credential of every server scrubbed."""
+        for redact in self._redactors:
+            text = redact(text)
+        return text
 
     def close(self) -> None:
         """Close every server connection."""
@@ -104,7 +133,8 @@ class MetricsReader:
     def _plan_one(self, request: MetricRequest) -> tuple[MetricSource, QueryPlan] | MetricsError:
         try:
             source = self._registry.for_request(request)
-            return source, _call_source(source, "plan", partial(source.plan, request, settings=self._settings))
+            plan = self._call_source(source, "plan", partial(source.plan, request, settings=self._settings))
+            return source, plan
         except MetricsError as err:
             return err.with_context(metric=request.name)
 
@@ -135,7 +165,7 @@ class MetricsReader:
                 outcomes.append(_copy_error(answer).with_context(**context))
                 continue
             try:
-                reading = _call_source(source, "parse", partial(source.parse, request, plan, answer))
+                reading = self._call_source(source, "parse", partial(source.parse, request, plan, answer))
             except MetricsError as err:
                 outcomes.append(err.with_context(**context))
                 continue
@@ -157,6 +187,7 @@ class MetricsReader:
         return result
 
     def _run(self, budgets: Mapping[Query, float], *, deadline_seconds: float) -> dict[Query, Answer | MetricsError]:
+        """Every query on the pool; what has not answered by the deadline (plus the grace) is a timeout."""
         deadline = self._monotonic() + deadline_seconds
 
         def one(query: Query) -> Answer | MetricsError:
@@ -165,33 +196,59 @@ class MetricsReader:
                 return PermanentError(f"no connection to server {query.server!r}", error_type="config")
             remaining = deadline - self._monotonic()
             if remaining <= 0:
-                return TransientError(
+                return QueryTimeoutError(
                     f"not sent: the pass ran past its {deadline_seconds:g} s deadline",
-                    promql=query.promql,
-                    server=query.server,
+                    scope="pass",
+                    limit_seconds=deadline_seconds,
                 )
             try:
-                return client.query(query.promql, time=query.time, budget_seconds=min(budgets[query], remaining))
+                budget = min(budgets[query], remaining)
+                return client.query(query.promql, time=query.time, budget_seconds=budget, deadline_seconds=remaining)
             except MetricsError as err:
                 return err
+            except Exception as err:  # the last line: never let one query's surprise end the pass
+                return self._unexpected(err, what=f"querying server {query.server!r}")
 
         queries = list(budgets)
-        if len(queries) <= 1:
-            return {query: one(query) for query in queries}
+        if not queries:
+            return {}
         workers = min(self._settings.max_concurrent_queries, len(queries))
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="prometheus-query") as pool:
-            return dict(zip(queries, pool.map(one, queries), strict=True))
+        # Not a `with` block: leaving one waits for every thread, and the pass must not wait for stragglers.
+        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="prometheus-query")
+        try:
+            futures: dict[Future[Answer | MetricsError], Query] = {pool.submit(one, q): q for q in queries}
+            wait(futures, timeout=max(deadline - self._monotonic(), 0.0) + PASS_GRACE_SECONDS)
+        finally:
+            # Queries not started are dropped; running ones finish on their own (each is bounded by its
+            # deadline, and closes its connection when cut off); their answers are discarded.
+            pool.shutdown(wait=False, cancel_futures=True)
+        results: dict[Query, Answer | MetricsError] = {}
+        for future, query in futures.items():
+            if future.done() and not future.cancelled():
+                results[query] = future.result()
+            else:
+                results[query] = QueryTimeoutError(
+                    f"no answer by the pass's {deadline_seconds:g} s deadline; abandoned",
+                    scope="pass",
+                    limit_seconds=deadline_seconds,
+                )
+        return results
 
+    def _call_source(self, source: MetricSource, step: str, call: Callable[[], _T]) -> _T:
+        """Call a source; a stray exception becomes a typed error for this metric only."""
+        try:
+            return call()
+        except MetricsError:
+            raise
+        except Exception as err:
+            raise self._unexpected(err, what=f"metric source {source.name!r} in {step}", error_type="source") from err
 
-def _call_source(source: MetricSource, step: str, call: Callable[[], _T]) -> _T:
-    """Call a source; a third-party source's stray exception becomes a typed error for this metric only."""
-    try:
-        return call()
-    except MetricsError:
-        raise
-    except Exception as err:
-        log.error("metric_source_failed", source=source.name, step=step, exc_info=True)
-        raise PermanentError(f"metric source {source.name!r} failed in {step}: {err!r}", error_type="source") from err
+    def _unexpected(self, err: Exception, *, what: str, error_type: str = "internal") -> PermanentError:
+        """An exception nobody typed: logged once with its (scrubbed) traceback, returned as a typed error."""
+        text = self.redact("".join(traceback.format_exception(err)))
+        log.error("metrics_unexpected_error", where=what, error_type=error_type, traceback=text)
+        detail = self.redact(f"{type(err).__name__}: {err}")
+        return PermanentError(f"{what} failed unexpectedly: {detail[:300]}", error_type=error_type)
 
 
 def _copy_error(error: MetricsError) -> MetricsError:

@@ -55,8 +55,9 @@ class RetrySettings(_Strict):
     budget_seconds: float | None = Field(
         default=None,
         gt=0,
-        description="Stop retrying once the next attempt would start later than this after the first; "
-        "default: a third of the sync period. The next tick is the retry for anything longer.",
+        description="Stop retrying once the next attempt would start later than this after the first (or "
+        "after the pass's deadline); default: a third of the sync period. The next tick is the retry for "
+        "anything longer.",
     )
 
 
@@ -76,7 +77,12 @@ class PrometheusServer(_Strict):
         default_factory=dict,
         description="Extra HTTP headers on every request, e.g. X-Scope-OrgID for Mimir/Cortex tenants.",
     )
-    timeout_seconds: float = Field(default=5.0, gt=0, description="Timeout of one HTTP request, in seconds.")
+    timeout_seconds: float = Field(
+        default=5.0,
+        gt=0,
+        description="Wall-clock bound on one HTTP request (connect, headers and body together, however slowly "
+        "the server sends), in seconds; cut shorter by what is left of the pass.",
+    )
     extra_query_params: dict[str, str] = Field(
         default_factory=dict,
         description="Extra query parameters on every query, e.g. Thanos `dedup: 'true'`, `partial_response: 'false'`.",
@@ -197,8 +203,9 @@ class MetricsSettings(_Strict):
     pass_deadline_seconds: float | None = Field(
         default=None,
         gt=0,
-        description="A query not started this long after its pass began fails as transient instead of being "
-        "sent; default: 80 % of the shortest sync period in the pass, so a slow server cannot stall a tick.",
+        description="The evaluation pass is over by this wall-clock deadline whatever the servers do: a query "
+        "still running is cut off, one not started is not sent, each a QueryTimeoutError; default: 80 % of "
+        "the shortest sync period in the pass, so a slow server cannot stall a tick.",
     )
 
     @model_validator(mode="after")

@@ -25,7 +25,18 @@ from autoscaler.core.types import (
     ResourceReading,
 )
 from autoscaler.metrics import promql
-from autoscaler.metrics.answers import by_label, check_result_type, group_key, no_data, split_answer, to_milli, utc
+from autoscaler.metrics.answers import (
+    by_label,
+    check_answer_time,
+    check_milli_total,
+    check_result_type,
+    group_key,
+    marker_time,
+    no_data,
+    split_answer,
+    to_milli,
+    utc,
+)
 from autoscaler.metrics.binding import PrometheusBinding
 from autoscaler.metrics.context import Answer, MetricRequest, Query, Series
 from autoscaler.metrics.errors import PermanentError, StaleDataError
@@ -129,12 +140,16 @@ class PrometheusSource:
 
     # ---- reading --------------------------------------------------------------------------------------
 
-    def sample_time(self, plan: QueryPlan, times: dict[tuple[str, ...], float], series: Series) -> float:
-        """The sample time behind a value: from `timestamp()` when asked for, else the evaluation time."""
+    def sample_time(self, plan: QueryPlan, markers: dict[tuple[str, ...], Series], series: Series) -> float:
+        """The sample time behind a value: from `timestamp()` when asked for, else the evaluation time. Both
+        the value's own stamp and its marker's must be the time asked (`check_answer_time`): an answer
+        stamped otherwise is not an answer to this question, however fresh its marker looks."""
+        asked = plan.query.time
+        check_answer_time(series.timestamp, asked=asked, staleness_seconds=plan.staleness_seconds)
         if plan.has_timestamps:
-            found = times.get(group_key(series, plan.grouping))
-            if found is not None:
-                return found
+            marker = markers.get(group_key(series, plan.grouping))
+            if marker is not None:
+                return marker_time(marker, asked=asked, staleness_seconds=plan.staleness_seconds)
         return series.timestamp
 
     def check_fresh(self, plan: QueryPlan, now: datetime, sample_time: float) -> None:
@@ -177,7 +192,9 @@ class _PerPodSource(PrometheusSource):
             pod = series.labels[binding.pod_label]
             if namespace is not None and namespace != context.namespace:
                 continue
-            sample_time = self.sample_time(plan, split.sample_times, series)
+            # A stamp that is not the time asked fails the whole metric (raised here); a sample time past the
+            # staleness budget only drops its pod.
+            sample_time = self.sample_time(plan, split.markers, series)
             try:
                 self.check_fresh(plan, context.now, sample_time)
             except StaleDataError as err:
@@ -301,7 +318,7 @@ class _OneValueSource(PrometheusSource):
                 error_type="too_many_series",
             )
         values = tuple(to_milli(series.value) for series in split.values)
-        oldest = min(self.sample_time(plan, split.sample_times, series) for series in split.values)
+        oldest = min(self.sample_time(plan, split.markers, series) for series in split.values)
         self.check_fresh(plan, context.now, oldest)
         return values, utc(oldest)
 
@@ -325,7 +342,7 @@ class ObjectSource(_OneValueSource):
 
     def parse(self, request: MetricRequest, plan: QueryPlan, answer: Answer) -> Reading:
         values, stamp = self.values(request, plan, answer)
-        return ObjectReading(value=sum(values), timestamp=stamp)
+        return ObjectReading(value=check_milli_total(sum(values), what="the sum of the series"), timestamp=stamp)
 
 
 class ExternalSource(_OneValueSource):

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime, timedelta
-from email.utils import format_datetime
 
 import pytest
 import urllib3
 from kubernetes.client.exceptions import ApiException
 
 from autoscaler.kube import errors
-from autoscaler.kube.errors import RequestContext, parse_retry_after, translating
+from autoscaler.kube.errors import RequestContext, translating
 
 CTX = RequestContext(
     verb="update", resource="deployments", group="apps", subresource="scale", namespace="shop", name="web"
@@ -66,13 +64,16 @@ def test_urllib3_errors_are_unavailable() -> None:
     assert isinstance(info.value.__cause__, urllib3.exceptions.HTTPError)
 
 
-def test_retry_after_seconds_and_http_date() -> None:
-    assert parse_retry_after("3") == 3.0
-    assert parse_retry_after(None) is None
-    assert parse_retry_after("soon") is None
-    now = datetime(2026, 1, 1, tzinfo=UTC)
-    date = format_datetime(now + timedelta(seconds=7), usegmt=True)
-    assert parse_retry_after(date, now=now.timestamp()) == pytest.approx(7.0)
+@pytest.mark.parametrize(
+    ("header", "expected"),
+    [
+        pytest.param("2", 2.0, id="delay-seconds"),
+        pytest.param("Thu, 01 Jan 1970 00:00:00 GMT", 0.0, id="an HTTP-date in the past is no wait"),
+        pytest.param("soon", None, id="garbage is no hint"),
+    ],
+)
+def test_retry_after_reaches_the_error(header: str, expected: float | None) -> None:
+    """The header is read by the core's parser (tests/core/test_retry_after.py has its cases)."""
     with pytest.raises(errors.Unavailable) as info, translating(CTX):
-        raise _api_exception(429, "TooManyRequests", {"Retry-After": "2"})
-    assert info.value.retry_after_seconds == 2.0
+        raise _api_exception(429, "TooManyRequests", {"Retry-After": header})
+    assert info.value.retry_after_seconds == expected

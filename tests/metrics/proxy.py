@@ -1,5 +1,6 @@
 """A loopback HTTP(S) proxy in front of Prometheus that logs every request, checks credentials and can
-answer with scripted faults (a status with headers and body, or a delay) before forwarding.
+answer with scripted faults: a status with headers and body (or one built from the request's headers), a
+delay, the real answer rewritten, a body or head trickled byte by byte, a connection dropped mid-body.
 """
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ import http.client
 import ssl
 import threading
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -25,12 +26,27 @@ class Recorded:
 
 @dataclass(frozen=True)
 class Fault:
-    """A scripted answer: `delay_seconds` before forwarding, or a status with headers and body instead."""
+    """A scripted answer for the next request whose PromQL contains `match` (any request if empty); it is
+    used once unless `repeat`.
+
+    `delay_seconds` waits before answering. With a `status`, the proxy answers it with `headers` and `body`
+    (or `echo(request_headers)`) instead of forwarding; without one it forwards and answers Prometheus's
+    real answer, passed through `rewrite` (bytes to bytes). `trickle_seconds` sends the body one byte per
+    interval (and the status line and headers too with `trickle_head`); `drop_after` sends only that many
+    bytes of a body whose Content-Length promises all of it, then closes the connection.
+    """
 
     status: int = 0
     body: bytes = b""
     headers: Mapping[str, str] = field(default_factory=dict)
     delay_seconds: float = 0.0
+    match: str = ""
+    repeat: bool = False
+    echo: Callable[[Mapping[str, str]], bytes] | None = None
+    rewrite: Callable[[bytes], bytes] | None = None
+    trickle_seconds: float = 0.0
+    trickle_head: bool = False
+    drop_after: int | None = None
 
 
 class Proxy:
@@ -97,7 +113,10 @@ class Proxy:
             params.update(urllib.parse.parse_qsl(body.decode()))
         with self._lock:
             self.requests.append(Recorded(handler.command, parts.path, params, dict(handler.headers.items())))
-            fault = self.faults.pop(0) if self.faults else None
+            query = params.get("query", "")
+            fault = next((f for f in self.faults if f.match in query), None)
+            if fault is not None and not fault.repeat:
+                self.faults.remove(fault)
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
@@ -113,29 +132,58 @@ class Proxy:
             if handler.headers.get(name) != value:
                 self._answer(handler, 401, b"unauthorized", {})
                 return
-        if fault is not None and fault.delay_seconds:
-            self._release.wait(fault.delay_seconds)
-        elif fault is not None:
-            self._answer(handler, fault.status, fault.body, fault.headers)
+        if fault is not None and fault.delay_seconds and self._release.wait(fault.delay_seconds):
+            return  # stopping
+        if fault is not None and fault.status:
+            payload = fault.echo(dict(handler.headers.items())) if fault.echo is not None else fault.body
+            self._answer(handler, fault.status, payload, fault.headers, fault)
             return
         connection = http.client.HTTPConnection(self.upstream.hostname or "", self.upstream.port, timeout=30)
         try:
             connection.request(handler.command, handler.path, body=body or None)
             response = connection.getresponse()
-            self._answer(handler, response.status, response.read(), {"Content-Type": "application/json"})
+            status, payload = response.status, response.read()
         except OSError:
             return  # the client went away (a timeout test)
         finally:
             connection.close()
+        if fault is not None and fault.rewrite is not None:
+            payload = fault.rewrite(payload)
+        headers = {"Content-Type": "application/json", **(fault.headers if fault is not None else {})}
+        self._answer(handler, status, payload, headers, fault)
 
-    @staticmethod
-    def _answer(handler: BaseHTTPRequestHandler, status: int, body: bytes, headers: Mapping[str, str]) -> None:
+    def _answer(
+        self,
+        handler: BaseHTTPRequestHandler,
+        status: int,
+        body: bytes,
+        headers: Mapping[str, str],
+        fault: Fault | None = None,
+    ) -> None:
+        declared = len(body)
+        if fault is not None and fault.drop_after is not None:
+            body = body[: fault.drop_after]
+            handler.close_connection = True
+        lines = [f"HTTP/1.1 {status} {http.client.responses.get(status, 'Status')}"]
+        lines += [f"{name}: {value}" for name, value in headers.items()] + [f"Content-Length: {declared}"]
+        head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+        interval = fault.trickle_seconds if fault is not None else 0.0
         try:
-            handler.send_response(status)
-            for name, value in headers.items():
-                handler.send_header(name, value)
-            handler.send_header("Content-Length", str(len(body)))
-            handler.end_headers()
-            handler.wfile.write(body)
+            if interval and fault is not None and fault.trickle_head:
+                self._trickle(handler, head, interval)
+            else:
+                handler.wfile.write(head)
+            if interval:
+                self._trickle(handler, body, interval)
+            else:
+                handler.wfile.write(body)
         except OSError:
-            pass  # the client timed out and closed the connection
+            handler.close_connection = True  # the client timed out and closed the connection
+
+    def _trickle(self, handler: BaseHTTPRequestHandler, data: bytes, interval: float) -> None:
+        """One byte per `interval`, until done, the client leaves (OSError) or the proxy stops."""
+        for index in range(len(data)):
+            handler.wfile.write(data[index : index + 1])
+            handler.wfile.flush()
+            if self._release.wait(interval):
+                raise OSError("the proxy is stopping")

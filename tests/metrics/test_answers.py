@@ -1,14 +1,16 @@
-"""Numbers from Prometheus into milli-units, and the shape of answers."""
+"""Numbers from Prometheus into milli-units, and the API's JSON body read strictly (wire.py), as plain values."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
-from autoscaler.metrics import NoDataError, PermanentError
-from autoscaler.metrics.answers import to_milli
-from autoscaler.metrics.client import answer_from_result, parse_retry_after
+from autoscaler.metrics import BadResponseError, NoDataError, PermanentError, StaleDataError
+from autoscaler.metrics.answers import MAX_MILLI, check_answer_time, to_milli
+from autoscaler.metrics.wire import read_answer
 
 
 @pytest.mark.parametrize(
@@ -20,7 +22,8 @@ from autoscaler.metrics.client import answer_from_result, parse_retry_after
         pytest.param("0.0000000004", 0, id="below half a nano-unit is zero"),
         pytest.param("-0.0015", -2, id="negative values round away from zero"),
         pytest.param("1e+06", 1_000_000_000, id="exponent notation"),
-        pytest.param("123456789012345678901", 123456789012345678901000, id="beyond int64 stays exact"),
+        pytest.param("9223372036854775.807", MAX_MILLI, id="the largest int64 of milli-units"),
+        pytest.param("-9223372036854775.807", -MAX_MILLI, id="the most negative accepted"),
         pytest.param("0", 0, id="zero"),
     ],
 )
@@ -35,25 +38,126 @@ def test_not_numbers_are_no_data(text: str, reason: str) -> None:
     assert caught.value.reason == reason
 
 
-def test_garbage_is_a_bad_response() -> None:
-    with pytest.raises(PermanentError):
-        to_milli("twelve")
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        pytest.param("twelve", "is not a number", id="garbage"),
+        pytest.param("9223372036854775.808", "out of range", id="one milli-unit past int64"),
+        pytest.param("9223372036854775.8071", "out of range", id="rounded up past int64"),
+        pytest.param("-9223372036854775.809", "out of range", id="past int64 below zero"),
+        pytest.param("1e308", "out of range", id="the largest float"),
+        pytest.param("123456789012345678901", "out of range", id="twenty-one digits"),
+    ],
+)
+def test_bad_values_are_bad_responses(text: str, words: str) -> None:
+    with pytest.raises(BadResponseError) as caught:
+        to_milli(text)
+    assert caught.value.error_type == "bad_response" and words in caught.value.message
+    assert text[:20] in caught.value.message  # the message names the value
 
 
-def test_answer_shapes() -> None:
-    assert answer_from_result([1700000000.5, "3"]).result_type == "scalar"
-    vector = answer_from_result([{"metric": {"a": "b"}, "value": [1700000000, "1"]}])
-    assert vector.result_type == "vector" and vector.series[0].labels == {"a": "b"}
-    assert answer_from_result([]).result_type == "vector"
-    assert answer_from_result([{"metric": {}, "values": [[1, "1"]]}]).result_type == "matrix"
-    with pytest.raises(PermanentError):
-        answer_from_result({"unexpected": True})
+T = 1_700_000_000.0
+ASKED = datetime.fromtimestamp(T, UTC)
 
 
-def test_retry_after() -> None:
-    now = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
-    assert parse_retry_after("7") == 7.0
-    assert parse_retry_after("Thu, 01 Jan 2026 12:00:30 GMT", now=now) == 30.0
-    assert parse_retry_after("Thu, 01 Jan 2026 11:00:00 GMT", now=now) == 0.0
-    assert parse_retry_after("soon") is None
-    assert parse_retry_after(None) is None
+@pytest.mark.parametrize(
+    ("stamp", "error"),
+    [
+        pytest.param(T, None, id="the time asked"),
+        pytest.param(T + 0.0004, None, id="the time asked, to the millisecond"),
+        pytest.param(T - 5, BadResponseError, id="a little before the time asked"),
+        pytest.param(T + 5, BadResponseError, id="after the time asked"),
+        pytest.param(T - 91, StaleDataError, id="older than the staleness budget"),
+    ],
+)
+def test_answer_time(stamp: float, error: type[Exception] | None) -> None:
+    if error is None:
+        check_answer_time(stamp, asked=ASKED, staleness_seconds=90)
+        return
+    with pytest.raises(error):
+        check_answer_time(stamp, asked=ASKED, staleness_seconds=90)
+
+
+def _body(result_type: Any, result: Any) -> bytes:
+    return json.dumps({"status": "success", "data": {"resultType": result_type, "result": result}}).encode()
+
+
+def _vector(item: Any) -> bytes:
+    return _body("vector", [{"metric": {"a": "b"}, "value": [T, "1"]}, item])
+
+
+@pytest.mark.parametrize(
+    ("body", "result_type", "values"),
+    [
+        pytest.param(_body("vector", [{"metric": {"a": "b"}, "value": [T, "1"]}]), "vector", ["1"], id="vector"),
+        pytest.param(_body("vector", []), "vector", [], id="empty vector"),
+        pytest.param(_body("scalar", [T, "3"]), "scalar", ["3"], id="scalar"),
+        pytest.param(_body("string", [T, "hello"]), "string", ["hello"], id="a string is a string, not a scalar"),
+        pytest.param(_body("matrix", [{"metric": {}, "values": [[T, "1"]]}]), "matrix", [], id="matrix"),
+        pytest.param(_body("vector", [{"metric": {}, "value": [int(T), "NaN"]}]), "vector", ["NaN"], id="NaN"),
+    ],
+)
+def test_answers_read_by_their_result_type(body: bytes, result_type: str, values: list[str]) -> None:
+    answer = read_answer(body)
+    assert answer.result_type == result_type and [s.value for s in answer.series] == values
+
+
+DEEP = b'{"status": "success", "data": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+
+
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        pytest.param(b"<!DOCTYPE html><html><body>Sign in</body></html>", "not JSON", id="an HTML page"),
+        pytest.param(_body("vector", [])[:-9], "ends early", id="a body cut short"),
+        pytest.param(b"", "empty", id="an empty body"),
+        pytest.param(b"\xff\xfe\xfa", "not text", id="not text"),
+        pytest.param(DEEP, "nests deeper", id="nested past the parser's recursion"),
+        pytest.param(b"[1, 2]", "not an object", id="an array"),
+        pytest.param(b'{"status": "sucess", "data": {}}', "status is the string 'sucess'", id="an unknown status"),
+        pytest.param(b'{"status": "success", "data": null}', "data is null", id="null data"),
+        pytest.param(_body(None, []), "data.resultType is null", id="null resultType"),
+        pytest.param(_body("histogram", []), "'histogram' is none of", id="an unknown resultType"),
+        pytest.param(b'{"status": "success", "data": {"resultType": "vector"}}', "result is missing", id="no result"),
+        pytest.param(_body("vector", {"a": 1}), "not a list", id="a vector that is an object"),
+        pytest.param(_body("vector", [[T, "1"]]), "data.result[0] is a JSON array", id="a scalar's shape as vector"),
+        pytest.param(_body("scalar", [{"metric": {}, "value": [T, "1"]}]), "pair", id="a vector's shape as scalar"),
+        pytest.param(_vector({"metric": {}}), "data.result[1] holds no value", id="a sample without a value"),
+        pytest.param(_vector({"metric": {}, "value": None}), "value is null", id="a null value"),
+        pytest.param(_vector({"metric": {}, "value": [T, None]}), "value[1] (the sample value) is null", id="null"),
+        pytest.param(_vector({"metric": {}, "value": [T, 1.5]}), "the number 1.5, not a string", id="a number"),
+        pytest.param(_vector({"metric": {}, "value": [T, "1_000"]}), "'1_000' is not a number", id="not Go's"),
+        pytest.param(_vector({"metric": {}, "value": [T]}), "not a [time, value] pair", id="a one-element pair"),
+        pytest.param(_vector({"metric": {}, "value": ["T", "1"]}), "sample time) is the string", id="time string"),
+        pytest.param(_vector({"metric": {}, "value": [True, "1"]}), "the boolean true", id="time boolean"),
+        pytest.param(_vector({"metric": None, "value": [T, "1"]}), "metric is null", id="null labels"),
+        pytest.param(_vector({"value": [T, "1"]}), "metric is missing", id="no labels"),
+        pytest.param(_vector({"metric": {"pod": None}, "value": [T, "1"]}), "['pod'] is null", id="a null label"),
+        pytest.param(_vector({"metric": {"pod": 3}, "value": [T, "1"]}), "['pod'] is the number 3", id="label int"),
+        pytest.param(_vector({"metric": {}, "histogram": [T, {}]}), "native histogram", id="a native histogram"),
+        pytest.param(_vector("x"), "data.result[1] is the string 'x'", id="a series that is a string"),
+    ],
+)
+def test_malformed_answers_are_bad_responses(body: bytes, words: str) -> None:
+    """Each malformed shape is a bad_response whose message names what was wrong, by its path."""
+    with pytest.raises(BadResponseError) as caught:
+        read_answer(body)
+    assert caught.value.error_type == "bad_response"
+    assert words in caught.value.message
+    assert caught.value.__cause__ is None  # the decoders' errors hold the whole body: not chained
+
+
+def test_an_error_in_a_200_keeps_its_error_type() -> None:
+    body = json.dumps({"status": "error", "errorType": "execution", "error": "query timed out"}).encode()
+    with pytest.raises(PermanentError) as caught:
+        read_answer(body)
+    assert caught.value.error_type == "execution" and "query timed out" in caught.value.message
+
+
+def test_quoted_text_is_scrubbed_before_it_is_cut() -> None:
+    """A credential across the edge of the quoted snippet is scrubbed whole, not cut in half and let through."""
+    secret = "s3cr3t-token-value"
+    body = b"<html>" + b"x" * 62 + b" Bearer " + secret.encode() + b"</html>"  # the snippet ends inside it
+    with pytest.raises(BadResponseError) as caught:
+        read_answer(body, quote=lambda text: text.replace(secret, "***"))
+    assert "Bearer **" in caught.value.message and "s3cr" not in caught.value.message

@@ -14,6 +14,7 @@ from structlog.testing import capture_logs
 
 from autoscaler.core.types import ExternalReading, MetricSourceType
 from autoscaler.metrics import MetricRequest, MetricsError, MetricsReader, PermanentError
+from autoscaler.metrics.auth import Redactor
 from tests.metrics.certs import Pki, make_pki
 from tests.metrics.conftest import Push
 from tests.metrics.helpers import context, request, spec
@@ -167,3 +168,35 @@ def test_mutual_tls(
     _ok(make_reader(mtls_proxy.url, tls=tls), sample, base_time)
     error = _error(make_reader(mtls_proxy.url, tls={"caFile": str(pki.ca)}, retry={"maxAttempts": 1}), sample)
     assert isinstance(error, PermanentError) and error.error_type == "tls"  # no client certificate
+
+
+@pytest.mark.parametrize(
+    ("text", "scrubbed"),
+    [
+        pytest.param("Bearer tok/en+A==", "Bearer ***", id="a secret as is"),
+        pytest.param("token=tok%2Fen%2BA%3D%3D&x", "token=***&x", id="a secret URL-encoded"),
+        pytest.param("Authorization: Bearer%20tok%2Fen%2BA%3D%3D", "Authorization: Bearer%20***", id="after %20"),
+        pytest.param("q=tok%2Fen%2BA%3D%3D", "q=***", id="URL-encoded with quote_plus or quote"),
+        pytest.param("xtok/en+A==y", "x***y", id="a secret glued to letters is still a secret"),
+        pytest.param("tenant prod, product prod.", "tenant ***, product ***.", id="a header value as a word"),
+        pytest.param("X-Scope-OrgID%3A%20prod", "X-Scope-OrgID%3A%20***", id="a header value after an escape"),
+        pytest.param("reproduce", "reproduce", id="a header value inside a word is left alone"),
+        pytest.param("no credential here", "no credential here", id="nothing to scrub"),
+    ],
+)
+def test_redactor(text: str, scrubbed: str) -> None:
+    redact = Redactor(secrets=lambda: ["tok/en+A=="], words=lambda: ["prod"])
+    assert redact(text) == scrubbed
+
+
+def test_a_rotated_token_is_still_scrubbed(
+    proxy: Proxy, make_reader: Reader, secret_file: SecretFile, sample: MetricRequest, base_time: datetime
+) -> None:
+    """After a rotation, an answer may still echo the token it was sent a moment ago: both are scrubbed."""
+    token = secret_file("token", "old-token-value")
+    reader = make_reader(proxy.url, bearerTokenFile=str(token))
+    _ok(reader, sample, base_time)
+    os.replace(secret_file("token.new", "new-token-value"), token)
+    proxy.faults.append(Fault(status=400, body=b"saw old-token-value then new-token-value"))
+    error = _error(reader, sample)
+    assert isinstance(error, PermanentError) and error.message == "HTTP 400: saw *** then ***"

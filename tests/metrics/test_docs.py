@@ -57,7 +57,7 @@ def test_metrics_doc_yaml_is_valid() -> None:
 
 
 class _Client:
-    def query(self, promql: str, *, time: datetime, budget_seconds: float) -> Answer:
+    def query(self, promql: str, *, time: datetime, budget_seconds: float, deadline_seconds: float) -> Answer:
         assert promql == 'sum(acme_queue_depth{queue="orders"})'
         return Answer("vector", (Series({}, "1234", time.timestamp()),))
 

@@ -17,6 +17,7 @@ from autoscaler.metrics import (
     MetricsReader,
     NoDataError,
     PermanentError,
+    QueryTimeoutError,
     StaleDataError,
     TransientError,
     UnsafeLabelValueError,
@@ -57,7 +58,8 @@ def test_server_slow(proxy: Proxy, make_reader: Reader, base_time: datetime) -> 
     reader = make_reader(proxy.url, timeoutSeconds=0.3, retry={"maxAttempts": 1})
     started = time.monotonic()
     error = _read_error(reader, request(_queue(), context("f", base_time)))
-    assert isinstance(error, TransientError) and "no answer within 0.3 s" in error.message
+    assert isinstance(error, QueryTimeoutError) and "no complete answer within 0.3 s" in error.message
+    assert error.scope == "request" and error.limit_seconds == 0.3
     assert time.monotonic() - started < 3
 
 

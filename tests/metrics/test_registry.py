@@ -49,7 +49,7 @@ class FakeClient:
     def __init__(self) -> None:
         self.sent: list[str] = []
 
-    def query(self, promql: str, *, time: datetime, budget_seconds: float) -> Answer:
+    def query(self, promql: str, *, time: datetime, budget_seconds: float, deadline_seconds: float) -> Answer:
         from autoscaler.metrics import Series
 
         self.sent.append(promql)
