@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import http.client
 import ssl
+import sys
 import threading
 import urllib.parse
 from collections.abc import Callable, Mapping
@@ -49,6 +50,15 @@ class Fault:
     drop_after: int | None = None
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        """A client that went away mid-answer (a cut-off query does) is expected, not worth a traceback."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)  # type: ignore[arg-type]
+
+
 class Proxy:
     """Start with `start()`, stop with `stop()`. `require` maps header names to the only values accepted."""
 
@@ -77,8 +87,7 @@ class Proxy:
             def do_POST(self) -> None:
                 proxy._handle(self)
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
+        self._server = _Server(("127.0.0.1", 0), Handler)
         if tls is not None:
             self._server.socket = tls.wrap_socket(self._server.socket, server_side=True)
         scheme = "https" if tls is not None else "http"
