@@ -14,8 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from autoscaler.core import types as core
 from autoscaler.core.formats import approximate_float, milli_value, quantity_text
-from autoscaler.metrics.binding import PrometheusBinding
 from autoscaler.spec.fields import Quantity
+from autoscaler.spec.prometheus import PrometheusBinding
 
 
 class _Model(BaseModel):
@@ -100,7 +100,7 @@ class MetricSpec(_Model):
     pods: PodsMetricSource | None = None
     object: ObjectMetricSource | None = None
     external: ExternalMetricSource | None = None
-    # How the metric maps to PromQL: the metric-source layer's model (docs/metrics.md). Its cross-references
+    # How the metric maps to PromQL (autoscaler/spec/prometheus.py, docs/metrics.md). Its cross-references
     # to the daemon settings (server and template names) are checked where the settings are known.
     prometheus: PrometheusBinding | None = Field(None, description="The metric's Prometheus binding.")
 
