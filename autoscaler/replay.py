@@ -18,9 +18,12 @@ from autoscaler.spec.render import decision
 from autoscaler.spec.snapshot import load_snapshot
 
 
-def replay_data(data: Any, *, source: str = "") -> dict[str, Any]:
-    """Decide one parsed snapshot; raises SpecError naming the field when it is malformed."""
-    snap = load_snapshot(data, source=source)
+def replay_data(data: Any, *, source: str = "", api_rules: bool = True) -> dict[str, Any]:
+    """Decide one parsed snapshot; raises SpecError naming the field when it is malformed.
+
+    `api_rules=False` is for transcribed upstream controller tests only (see `spec.validation.load_spec`).
+    """
+    snap = load_snapshot(data, source=source, api_rules=api_rules)
     result = decide(
         spec=snap.spec,
         scale=snap.scale,
