@@ -122,7 +122,7 @@ def check(paths: Sequence[str], *, gates: dict[str, bool], new: bool, out: IO[st
             invalid += 1 if doc.problems else 0
     summary = f"{checked - invalid} of {checked} autoscaler(s) valid"
     if bad_files:
-        summary += f"; {bad_files} of {len(paths)} file(s) could not be read whole"
+        summary += f"; {bad_files} of {len(paths)} file(s) unreadable or without an autoscaler"
     print(summary, file=out)
     return 1 if invalid or bad_files else 0
 

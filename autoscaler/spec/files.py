@@ -2,7 +2,8 @@
 
 `read_text` reads a file (or standard input for "-") and names the byte offset of invalid UTF-8. `parse_json`
 refuses what Python's json module would let through but JSON and Kubernetes do not (NaN, Infinity, lone
-UTF-16 surrogates) and what would exhaust the reader (deep nesting, numbers of thousands of digits).
+UTF-16 surrogates, a key twice in one object) and what would exhaust the reader (deep nesting, numbers of
+thousands of digits).
 `load_spec_file` reads every document of a YAML spec file (kubectl's `---` separated stream) into validated
 autoscalers (autoscaler/spec/objects.py); documents of other kinds are skipped, as a spec file often holds
 the workload too. A duplicate key in a mapping is an error, as with kubectl's strict field validation.
@@ -46,16 +47,32 @@ class _JsonConstantError(ValueError):
     """Python's json module reads NaN and Infinity; JSON has no such values."""
 
 
+class _DuplicateKeyError(ValueError):
+    """Python's json module keeps the last of two equal keys; Kubernetes' strict decoding refuses them."""
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise _DuplicateKeyError(key)
+        result[key] = value
+    return result
+
+
 def parse_json(text: str, *, source: str) -> Any:
     """A JSON document, refusing NaN/Infinity, lone surrogates, very deep nesting and very long numbers."""
     try:
         # RFC 8259 lets a parser ignore a byte order mark; editors on some systems write one.
-        data = json.loads(text.removeprefix("\ufeff"), parse_constant=_no_constant)
+        data = json.loads(text.removeprefix("\ufeff"), parse_constant=_no_constant, object_pairs_hook=_no_duplicates)
     except json.JSONDecodeError as err:
         problem = f"not valid JSON: {err.msg} at line {err.lineno} column {err.colno}"
         raise SpecError([("", problem)], source=source) from None
     except _JsonConstantError as err:
         problem = f"not valid JSON: {err} is not a JSON value (JSON has no NaN or Infinity)"
+        raise SpecError([("", problem)], source=source) from None
+    except _DuplicateKeyError as err:
+        problem = f"not valid here: the key {str(err)!r} appears twice in one object"
         raise SpecError([("", problem)], source=source) from None
     except RecursionError:
         raise SpecError([("", "not valid here: the JSON is nested too deeply")], source=source) from None

@@ -119,6 +119,11 @@ def test_a_closed_output_pipe_ends_quietly() -> None:
         pytest.param(b"\xef\xbb\xbf{}", "now: required field is missing", id="a byte order mark, then {}"),
         pytest.param(b"", "not valid JSON: Expecting value at line 1 column 1", id="an empty file"),
         pytest.param(b'"a snapshot"', "a snapshot is a JSON object, not str", id="a string"),
+        pytest.param(
+            b'{"now": "2026-11-21T12:00:00Z", "now": "2026-11-21T12:00:01Z"}',
+            "the key 'now' appears twice",
+            id="a duplicate key",
+        ),
     ],
 )
 def test_malformed_files_get_their_own_message(tmp_path: Path, content: bytes, words: str) -> None:
