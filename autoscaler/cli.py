@@ -1,12 +1,22 @@
-"""The `autoscaler` command: replay today; run, check, plan, simulate, convert and demo as they land."""
+"""The `autoscaler` command: replay and check today; run, plan, simulate, convert and demo as they land.
+
+A closed output pipe (`autoscaler replay ... | head -1`) ends the command quietly with exit status 141, as
+a Unix tool killed by SIGPIPE reports in the shell; Ctrl-C ends it with 130. Neither prints a traceback.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
+from typing import IO
 
 from autoscaler import __version__
+
+EXIT_USAGE = 2
+EXIT_BROKEN_PIPE = 128 + 13  # 128 + SIGPIPE, what a shell reports for `yes | head -1`
+EXIT_INTERRUPTED = 128 + 2  # 128 + SIGINT
 
 REPLAY_HELP = """\
 Replay decision snapshots: each JSON file holds everything one HPA decision needs (the clock reading
@@ -19,9 +29,29 @@ ready/unready/missing/ignored, the stabilization window, the limit that clipped 
 and the new behaviorState. Snapshots are independent: state never carries from one file to the next.
 The format, input and output, is documented field by field in docs/snapshot.md.
 
-Exit status: 0 when every snapshot was replayed, 1 when one was malformed (the error names the field),
-2 for a usage error.
+Exit status: 0 when every snapshot was replayed, 1 when one was malformed (the error names the file and
+the field or byte), 2 for a usage error, 70 for a bug in the autoscaler, 141 when the output pipe closed.
 """
+
+CHECK_HELP = """\
+Check autoscaler spec files as the API server validates them: every PrometheusAutoscaler
+(autoscaler.dev/v1alpha1) and autoscaling/v2 HorizontalPodAutoscaler document of each YAML file ('-' reads
+stdin); documents of other kinds are skipped. One line per problem: FILE: document N (KIND NAMESPACE/NAME):
+FIELD: what is wrong. Each object is checked as the update of an object the cluster already holds, unless
+--new checks it as a new object (then minReplicas 0 needs --feature-gates HPAScaleToZero=true, and
+scaleTargetRef.apiVersion must name an API group). The rules: docs/spec.md.
+
+Exit status: 0 when every autoscaler is valid, 1 when one is not, 2 for a usage error.
+"""
+
+
+def _feature_gates(text: str) -> dict[str, bool]:
+    from autoscaler.spec.settings import parse_feature_gates
+
+    try:
+        return parse_feature_gates(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -45,12 +75,59 @@ def _parser() -> argparse.ArgumentParser:
         default="json",
         help="json: one object (an array for several snapshots); jsonl: one object per line; text: a summary",
     )
+    check = commands.add_parser(
+        "check",
+        help="validate autoscaler spec files (YAML) as the API server does",
+        description=CHECK_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    check.add_argument("files", nargs="+", metavar="FILE", help="YAML files ('-' reads stdin)")
+    check.add_argument(
+        "--feature-gates",
+        type=_feature_gates,
+        default={},
+        metavar="GATES",
+        help="kube-controller-manager's syntax, e.g. HPAScaleToZero=true (known: HPAScaleToZero, "
+        "HPAConfigurableTolerance)",
+    )
+    check.add_argument("--new", action="store_true", help="check each object as a new one (kubectl create)")
     commands.add_parser("emulator", help="run the Kubernetes API emulator on 127.0.0.1 (for demos and tests)")
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+def check(paths: Sequence[str], *, gates: dict[str, bool], new: bool, out: IO[str]) -> int:
+    """`autoscaler check`: one line per problem, then a summary; 1 when anything is invalid."""
+    from autoscaler.spec.files import load_spec_file
+    from autoscaler.spec.settings import HPA_SCALE_TO_ZERO, check_gates
+
+    scale_to_zero = check_gates(gates)[HPA_SCALE_TO_ZERO]
+    checked = invalid = bad_files = 0
+    for path in paths:
+        result = load_spec_file(path, scale_to_zero=scale_to_zero, stored=not new)
+        for field, message in result.problems:
+            print(f"{path}: {field + ': ' if field else ''}{message}", file=out)
+        bad_files += 1 if result.problems else 0
+        for doc in result.documents:
+            where = f"{path}: document {doc.index}" + (f" ({doc.label})" if doc.label else "")
+            for field, message in doc.problems:
+                print(f"{where}: {field + ': ' if field else ''}{message}", file=out)
+            autoscaler = doc.autoscaler
+            if autoscaler is not None and autoscaler.model.min_replicas == 0 and not scale_to_zero:
+                print(
+                    f"{where}: spec.minReplicas: note: 0 is kept on an object that already has it, but with "
+                    "HPAScaleToZero off the API server refuses it on a new object (--new checks it as new)",
+                    file=out,
+                )
+            checked += 1
+            invalid += 1 if doc.problems else 0
+    summary = f"{checked - invalid} of {checked} autoscaler(s) valid"
+    if bad_files:
+        summary += f"; {bad_files} of {len(paths)} file(s) unreadable or without an autoscaler"
+    print(summary, file=out)
+    return 1 if invalid or bad_files else 0
+
+
+def _run(argv: list[str]) -> int:
     if argv[:1] == ["emulator"]:
         # The emulator owns its options (see `autoscaler emulator --help`).
         from autoscaler.sim.apiserver import main as emulator_main
@@ -61,8 +138,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         from autoscaler.replay import run
 
         return run(args.snapshots, output=args.output, out=sys.stdout, err=sys.stderr)
+    if args.command == "check":
+        return check(args.files, gates=args.feature_gates, new=args.new, out=sys.stdout)
     _parser().print_help()
-    return 2
+    return EXIT_USAGE
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        status = _run(argv)
+        sys.stdout.flush()  # a closed pipe shows here, not at exit where Python would print "Exception ignored"
+    except BrokenPipeError:
+        # Python would flush stdout again at exit and complain; point it at /dev/null first.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return EXIT_BROKEN_PIPE
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    return status
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,26 +1,30 @@
 """`autoscaler replay`: one decision per snapshot file, through the same core the daemon runs.
 
 Replays are independent: state never carries from one file to the next. A malformed snapshot is reported
-with the field it is wrong in, and the other snapshots are still replayed.
+with the file and the field (or byte) it is wrong in, and the other snapshots are still replayed. Every
+problem with a snapshot has its own message (autoscaler/spec): `replay_file` lets nothing else through, so
+an exception out of it is a bug, which `run` reports as one (INTERNAL_ERROR) rather than as bad input.
 """
 
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import IO, Any
 
 from autoscaler.core.decision import decide
 from autoscaler.spec.errors import SpecError
+from autoscaler.spec.files import parse_json, read_text
 from autoscaler.spec.render import decision
 from autoscaler.spec.snapshot import load_snapshot
 
 
-def replay_data(data: Any, *, source: str = "") -> dict[str, Any]:
-    """Decide one parsed snapshot; raises SpecError naming the field when it is malformed."""
-    snap = load_snapshot(data, source=source)
+def replay_data(data: Any, *, source: str = "", api_rules: bool = True) -> dict[str, Any]:
+    """Decide one parsed snapshot; raises SpecError naming the field when it is malformed.
+
+    `api_rules=False` is for transcribed upstream controller tests only (see `spec.validation.load_spec`).
+    """
+    snap = load_snapshot(data, source=source, api_rules=api_rules)
     result = decide(
         spec=snap.spec,
         scale=snap.scale,
@@ -36,29 +40,35 @@ def replay_data(data: Any, *, source: str = "") -> dict[str, Any]:
     return decision(result, now=snap.now, name=snap.name, namespace=snap.namespace, source=source)
 
 
-def _read(path: str) -> Any:
-    text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as err:
-        problem = f"not valid JSON: {err.msg} at line {err.lineno} column {err.colno}"
-        raise SpecError([("", problem)], source=path) from None
-
-
 def replay_file(path: str) -> dict[str, Any]:
-    """Replay one file; a problem becomes `{"snapshot": path, "error": {...}}` instead of an exception."""
+    """Replay one file; a problem with it becomes `{"snapshot": path, "error": {...}}`, naming the field."""
     try:
-        return replay_data(_read(path), source=path)
+        return replay_data(parse_json(read_text(path), source=path), source=path)
     except SpecError as err:
-        return {
-            "snapshot": path,
-            "error": {
-                "message": str(err),
-                "problems": [{"field": field, "message": message} for field, message in err.problems],
-            },
-        }
-    except OSError as err:
-        return {"snapshot": path, "error": {"message": f"{path}: {err.strerror}", "problems": []}}
+        return _error(path, str(err), err.problems)
+
+
+def _error(path: str, message: str, problems: list[tuple[str, str]]) -> dict[str, Any]:
+    return {
+        "snapshot": path,
+        "error": {
+            "message": message,
+            "problems": [{"field": field, "message": text} for field, text in problems],
+        },
+    }
+
+
+# The message of the last-resort handler: seeing it means a bug in the autoscaler, not in the snapshot.
+INTERNAL_ERROR = "internal error (a bug in the autoscaler, please report it with the snapshot)"
+
+
+def _replay_or_report(path: str) -> dict[str, Any]:
+    try:
+        return replay_file(path)
+    except Exception as err:  # the last resort: one bug must not hide the other snapshots
+        result = _error(path, f"{path}: {INTERNAL_ERROR}: {type(err).__name__}: {err}", [])
+        result["error"]["internal"] = True
+        return result
 
 
 def _text(result: dict[str, Any]) -> str:
@@ -79,9 +89,13 @@ def _text(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+EXIT_MALFORMED = 1
+EXIT_INTERNAL_ERROR = 70  # sysexits.h EX_SOFTWARE
+
+
 def run(paths: Sequence[str], *, output: str, out: IO[str], err: IO[str]) -> int:
-    """Replay every path; exit status 1 when any snapshot was malformed, else 0."""
-    results = [replay_file(p) for p in paths]
+    """Replay every path; exit status 1 when any snapshot was malformed, 70 on a bug, else 0."""
+    results = [_replay_or_report(p) for p in paths]
     failed = [r for r in results if "formatVersion" not in r]
     for result in failed:
         print(f"autoscaler replay: {result['error']['message']}", file=err)
@@ -93,4 +107,6 @@ def run(paths: Sequence[str], *, output: str, out: IO[str], err: IO[str]) -> int
     else:
         document: Any = results[0] if len(results) == 1 else results
         print(json.dumps(document, indent=2), file=out)
-    return 1 if failed else 0
+    if any(r["error"].get("internal") for r in failed):
+        return EXIT_INTERNAL_ERROR
+    return EXIT_MALFORMED if failed else 0

@@ -6,7 +6,7 @@ types or a typed `MetricsError`, never a silent zero. Sources plug in through `S
 group `autoscaler.metric_sources`). This package never decides anything: that is the core's job.
 """
 
-from autoscaler.metrics.binding import PrometheusBinding, check_binding
+from autoscaler.metrics.binding import check_binding
 from autoscaler.metrics.context import Answer, MetricRequest, Query, ReadContext, Series
 from autoscaler.metrics.errors import (
     BadResponseError,
@@ -22,6 +22,7 @@ from autoscaler.metrics.evaluate import MetricsReader, PassResult, QueryClient
 from autoscaler.metrics.registry import ENTRY_POINT_GROUP, SourceRegistry
 from autoscaler.metrics.settings import MetricsSettings, PrometheusServer, QueryTemplate
 from autoscaler.metrics.source import MetricSource, QueryPlan
+from autoscaler.spec.prometheus import PrometheusBinding
 
 __all__ = [
     "ENTRY_POINT_GROUP",

@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any, TypeVar, cast
 
 from autoscaler.core.types import MetricSpec, ObjectReference, Pod
-from autoscaler.metrics.binding import PrometheusBinding
+from autoscaler.spec.prometheus import PrometheusBinding
 
 _T = TypeVar("_T")
 

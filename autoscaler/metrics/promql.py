@@ -14,15 +14,14 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from autoscaler.core.types import LabelSelector
 from autoscaler.metrics.errors import PermanentError, UnsafeLabelValueError
+from autoscaler.spec.prometheus import LABEL_NAME
+from autoscaler.spec.prometheus import PLACEHOLDER as _PLACEHOLDER
 
-LABEL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 METRIC_NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
 # The marker label that separates sample-timestamp series from value series in one answer.
 TIMESTAMP_MARKER = "autoscaler_sample"
 TIMESTAMP_MARKER_VALUE = "timestamp"
 
-PLACEHOLDERS = frozenset({"matchers", "by", "namespace", "metric", "object_name", "object_kind", "container", "window"})
-_PLACEHOLDER = re.compile(r"\$\{([^}]*)\}")
 _ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _RE2_SPECIAL = re.compile(r"([\\.+*?()|\[\]{}^$])")
 # A plain instant-vector selector: metric{matchers} or {matchers}, nothing else (strings may hold anything
@@ -100,21 +99,6 @@ def selector_matchers(selector: LabelSelector | None) -> list[str]:
         else:
             raise UnsafeLabelValueError(f"selector on {req.key!r}: unknown operator {req.operator!r}")
     return result
-
-
-def placeholders_in(template: str) -> set[str]:
-    """The `${name}` placeholders a template uses."""
-    return set(_PLACEHOLDER.findall(template))
-
-
-def check_template(template: str) -> None:
-    """Refuse unknown placeholders (raises ValueError, for settings validation)."""
-    unknown = placeholders_in(template) - PLACEHOLDERS
-    if unknown:
-        raise ValueError(
-            f"unknown placeholder(s) {', '.join(sorted('${' + n + '}' for n in unknown))}; "
-            f"known: {', '.join(sorted('${' + n + '}' for n in PLACEHOLDERS))}"
-        )
 
 
 def render(template: str, values: Mapping[str, Callable[[], str]]) -> str:

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
-from autoscaler.metrics.promql import check_template
+from autoscaler.spec.prometheus import check_template
 
 # The header names a user may not set through `headers` (they come from the auth settings).
 _RESERVED_HEADERS = frozenset({"authorization", "content-length", "host"})

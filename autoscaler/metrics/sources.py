@@ -37,11 +37,11 @@ from autoscaler.metrics.answers import (
     to_milli,
     utc,
 )
-from autoscaler.metrics.binding import PrometheusBinding
 from autoscaler.metrics.context import Answer, MetricRequest, Query, Series
 from autoscaler.metrics.errors import PermanentError, StaleDataError
 from autoscaler.metrics.settings import MetricsSettings, QueryTemplate
 from autoscaler.metrics.source import QueryPlan
+from autoscaler.spec.prometheus import PrometheusBinding
 
 DEFAULT_WINDOW_SECONDS = 60.0  # metricServerDefaultMetricWindow in the HPA's metrics client
 _NO_BINDING = PrometheusBinding()

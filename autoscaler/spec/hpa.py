@@ -1,31 +1,57 @@
 """The autoscaler spec: autoscaling/v2 HorizontalPodAutoscalerSpec, strictly, plus the project's extensions.
 
-YAML speaks the HPA's camelCase. Unknown keys are errors. `to_core` applies the API server's defaulting
-(SetDefaults_HorizontalPodAutoscaler in pkg/apis/autoscaling/v2/defaults.go) and returns the core's
-`AutoscalerSpec`: minReplicas 1, a CPU 80 % utilization metric when none is given, and every omitted field
-of `behavior` from GenerateHPAScaleUpRules / GenerateHPAScaleDownRules.
+YAML speaks the HPA's camelCase. Unknown keys are errors, and so is a value of the wrong type ("2" or
+true where an integer belongs). The models check what one field alone can say (types, enums, int32
+bounds, positive targets, names); the API server's rules that span fields or depend on the object's history
+and the feature gates live in autoscaler/spec/validation.py, whose `load_spec` runs both and reports
+every problem at once. `to_core` applies the API server's defaulting (SetDefaults_HorizontalPodAutoscaler in
+pkg/apis/autoscaling/v2/defaults.go) and returns the core's `AutoscalerSpec`: minReplicas 1, a CPU 80 %
+utilization metric when none is given, and every omitted field of `behavior` from GenerateHPAScaleUpRules /
+GenerateHPAScaleDownRules. The field reference is docs/spec.md.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from autoscaler.core import types as core
 from autoscaler.core.formats import approximate_float, milli_value, quantity_text
-from autoscaler.metrics.binding import PrometheusBinding
-from autoscaler.spec.fields import Quantity
+from autoscaler.spec.errors import Problem, pydantic_problems
+from autoscaler.spec.fields import (
+    ContainerName,
+    ContainerResourceName,
+    NonNegativeInt32,
+    NonNegativeQuantity,
+    PathSegmentName,
+    PositiveInt32,
+    PositiveQuantity,
+)
+from autoscaler.spec.prometheus import PrometheusBinding
+
+# The CRD bounds the strings and lists its CEL rules read, so the API server's cost estimate of those rules
+# stays within its budget; the spec layer holds every spec to the same bounds (docs/spec.md).
+MAX_KIND_LENGTH = 63  # a kind is a DNS-1035 label, as a CRD's names.kind must be
+MAX_API_VERSION_LENGTH = 317  # group (a DNS-1123 subdomain, 253) "/" version (a DNS-1035 label, 63)
+MAX_METRICS = 32
+MAX_POLICY_PERIOD_SECONDS = 1800  # MaxPeriodSeconds
+MAX_STABILIZATION_WINDOW_SECONDS = 3600  # MaxStabilizationWindowSeconds
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True, strict=True)
 
 
 class CrossVersionObjectReference(_Model):
-    kind: str = Field(min_length=1, description="Kind of the referent, e.g. Deployment.")
-    name: str = Field(min_length=1, description="Name of the referent.")
-    api_version: str = Field("", alias="apiVersion", description="API version of the referent, e.g. apps/v1.")
+    kind: PathSegmentName = Field(max_length=MAX_KIND_LENGTH, description="Kind of the referent, e.g. Deployment.")
+    name: PathSegmentName = Field(description="Name of the referent.")
+    api_version: str = Field(
+        "",
+        alias="apiVersion",
+        max_length=MAX_API_VERSION_LENGTH,
+        description="API version of the referent, e.g. apps/v1 (group/version).",
+    )
 
 
 class LabelSelectorRequirement(_Model):
@@ -43,17 +69,19 @@ class LabelSelector(_Model):
 
 class MetricTarget(_Model):
     type: Literal["Utilization", "Value", "AverageValue"] = Field(description="What the target measures.")
-    value: Quantity | None = Field(None, description="Target value of the metric (Value).")
-    average_value: Quantity | None = Field(
-        None, alias="averageValue", description="Target value of the metric averaged over the pods."
+    value: PositiveQuantity | None = Field(None, description="Target value of the metric (Value).")
+    average_value: PositiveQuantity | None = Field(
+        None, alias="averageValue", description="Target value of the metric averaged over the pods (AverageValue)."
     )
-    average_utilization: int | None = Field(
-        None, alias="averageUtilization", description="Target utilization in percent of the pods' requests."
+    average_utilization: PositiveInt32 | None = Field(
+        None,
+        alias="averageUtilization",
+        description="Target utilization in percent of the pods' requests (Utilization).",
     )
 
 
 class MetricIdentifier(_Model):
-    name: str = Field(min_length=1, description="Name of the metric.")
+    name: PathSegmentName = Field(description="Name of the metric.")
     selector: LabelSelector | None = Field(None, description="Narrows the metric's series by label.")
 
 
@@ -63,8 +91,8 @@ class ResourceMetricSource(_Model):
 
 
 class ContainerResourceMetricSource(_Model):
-    name: str = Field(min_length=1, description="Resource name: cpu or memory.")
-    container: str = Field(min_length=1, description="The container whose usage counts.")
+    name: ContainerResourceName = Field(description="Resource name: cpu or memory.")
+    container: ContainerName = Field(description="The container whose usage counts.")
     target: MetricTarget
 
 
@@ -84,12 +112,25 @@ class ExternalMetricSource(_Model):
     target: MetricTarget
 
 
-_MEMBERS = {
+MetricSource = (
+    ResourceMetricSource | ContainerResourceMetricSource | PodsMetricSource | ObjectMetricSource | ExternalMetricSource
+)
+
+# Each metric type, the member that describes it (its YAML name) and the target types it can use. The
+# target types are the ones the HPA reads for that type: a Resource metric with a Value target is refused.
+MEMBERS: dict[str, str] = {
     "Resource": "resource",
-    "ContainerResource": "container_resource",
+    "ContainerResource": "containerResource",
     "Pods": "pods",
     "Object": "object",
     "External": "external",
+}
+TARGET_TYPES: dict[str, tuple[str, ...]] = {
+    "Resource": ("Utilization", "AverageValue"),
+    "ContainerResource": ("Utilization", "AverageValue"),
+    "Pods": ("AverageValue",),
+    "Object": ("Value", "AverageValue"),
+    "External": ("Value", "AverageValue"),
 }
 
 
@@ -100,26 +141,22 @@ class MetricSpec(_Model):
     pods: PodsMetricSource | None = None
     object: ObjectMetricSource | None = None
     external: ExternalMetricSource | None = None
-    # How the metric maps to PromQL: the metric-source layer's model (docs/metrics.md). Its cross-references
+    # How the metric maps to PromQL (autoscaler/spec/prometheus.py, docs/metrics.md). Its cross-references
     # to the daemon settings (server and template names) are checked where the settings are known.
     prometheus: PrometheusBinding | None = Field(None, description="The metric's Prometheus binding.")
 
-    @model_validator(mode="after")
-    def _one_member(self) -> MetricSpec:
-        wanted = _MEMBERS[self.type]
-        if getattr(self, wanted) is None:
-            alias = "containerResource" if wanted == "container_resource" else wanted
-            raise ValueError(f"type {self.type} needs the field {alias!r}")
-        for member in _MEMBERS.values():
-            if member != wanted and getattr(self, member) is not None:
-                raise ValueError(f"type {self.type} must not set {member!r}")
-        return self
+    def member(self, name: str) -> MetricSource | None:
+        """The member named as in YAML (`containerResource`), or None."""
+        member: MetricSource | None = getattr(self, "container_resource" if name == "containerResource" else name)
+        return member
 
 
 class ScalingPolicy(_Model):
     type: Literal["Pods", "Percent"] = Field(description="Pods: an absolute count; Percent: of current.")
-    value: int = Field(gt=0, description="How many pods, or what percent, may change per period.")
-    period_seconds: int = Field(alias="periodSeconds", gt=0, le=1800, description="The window the policy holds over.")
+    value: PositiveInt32 = Field(description="How many pods, or what percent, may change per period.")
+    period_seconds: int = Field(
+        alias="periodSeconds", gt=0, le=MAX_POLICY_PERIOD_SECONDS, description="The window the policy holds over."
+    )
 
 
 class ScalingRules(_Model):
@@ -127,7 +164,7 @@ class ScalingRules(_Model):
         None,
         alias="stabilizationWindowSeconds",
         ge=0,
-        le=3600,
+        le=MAX_STABILIZATION_WINDOW_SECONDS,
         description="Seconds of past recommendations.",
     )
     select_policy: Literal["Max", "Min", "Disabled"] | None = Field(
@@ -135,8 +172,10 @@ class ScalingRules(_Model):
         alias="selectPolicy",
         description="Which policy wins: the largest change, the smallest, or none.",
     )
-    policies: list[ScalingPolicy] | None = Field(None, description="Rate limits on this direction.")
-    tolerance: Quantity | None = Field(
+    policies: list[ScalingPolicy] | None = Field(
+        None, min_length=1, description="Rate limits on this direction; absent takes the default, [] is refused."
+    )
+    tolerance: NonNegativeQuantity | None = Field(
         None, description="Usage-ratio tolerance for this direction (a quantity, e.g. '0.05')."
     )
 
@@ -150,18 +189,24 @@ class AutoscalerSpec(_Model):
     """autoscaling/v2 HorizontalPodAutoscalerSpec and the project's extensions."""
 
     scale_target_ref: CrossVersionObjectReference = Field(alias="scaleTargetRef")
-    min_replicas: int | None = Field(None, alias="minReplicas", ge=0, description="Lower bound (default 1).")
-    max_replicas: int = Field(alias="maxReplicas", ge=1, description="Upper bound.")
-    metrics: list[MetricSpec] | None = Field(None, description="Default: CPU at 80 % utilization.")
+    min_replicas: NonNegativeInt32 | None = Field(
+        None, alias="minReplicas", description="Lower bound (default 1; 0 only with HPAScaleToZero)."
+    )
+    max_replicas: PositiveInt32 = Field(alias="maxReplicas", description="Upper bound.")
+    metrics: list[MetricSpec] | None = Field(
+        None, max_length=MAX_METRICS, description="Default: CPU at 80 % utilization."
+    )
     behavior: Behavior | None = Field(None, description="Scaling rules; absent selects the legacy path.")
 
-    @model_validator(mode="after")
-    def _min_le_max(self) -> AutoscalerSpec:
-        if self.min_replicas is not None and self.min_replicas > self.max_replicas:
-            raise ValueError(
-                f"minReplicas ({self.min_replicas}) must be less than or equal to maxReplicas ({self.max_replicas})"
-            )
-        return self
+
+def parse_spec(data: Any, *, path: str = "spec") -> tuple[AutoscalerSpec | None, list[Problem]]:
+    """The spec model, or None and the problems of its fields (types, bounds, names), each with its path."""
+    if not isinstance(data, dict):
+        return None, [(path, f"must be an object, not {type(data).__name__}")]
+    try:
+        return AutoscalerSpec.model_validate(data), []
+    except ValidationError as err:
+        return None, pydantic_problems(err, path)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -194,6 +239,7 @@ def _ref(model: CrossVersionObjectReference) -> core.ObjectReference:
 
 
 def metric_to_core(model: MetricSpec) -> core.MetricSpec:
+    """One metric of a validated spec (its type's member is set, and no other) in core values."""
     kind = core.MetricSourceType(model.type)
     if model.resource is not None:
         return core.MetricSpec(kind, _target(model.resource.target), resource_name=model.resource.name)

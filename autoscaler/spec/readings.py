@@ -7,28 +7,35 @@ One entry per spec metric, in order:
 - Object: one custom.metrics.k8s.io MetricValue (`value`, `timestamp`);
 - External: an external.metrics.k8s.io ExternalMetricValueList (`items` with `value`).
 A missing `timestamp` means `now`; a missing window means one minute (the metrics server's default).
+Every per-pod item names its pod, and names it once: the HPA maps readings to pods by name.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from autoscaler.core import types as core
 from autoscaler.core.formats import duration_seconds, milli_value, parse_time
-from autoscaler.spec.fields import Duration, Quantity, Time
+from autoscaler.spec.errors import Problem, SpecError, pydantic_problems
+from autoscaler.spec.fields import Duration, Quantity, Time, WholeSeconds
 
 DEFAULT_WINDOW_SECONDS = 60.0  # metricServerDefaultMetricWindow
 
 
 class _Item(BaseModel):
-    model_config = ConfigDict(extra="ignore", populate_by_name=True, frozen=True)
+    model_config = ConfigDict(extra="ignore", populate_by_name=True, frozen=True, strict=True)
 
 
 class _Named(_Item):
     name: str = ""
+
+
+class _PodName(_Item):
+    name: str = Field(min_length=1, description="The pod the value belongs to.")
 
 
 class ContainerMetrics(_Item):
@@ -37,7 +44,7 @@ class ContainerMetrics(_Item):
 
 
 class PodMetrics(_Item):
-    metadata: _Named
+    metadata: _PodName
     timestamp: Time | None = None
     window: Duration | None = None
     containers: list[ContainerMetrics] = Field(default_factory=list)
@@ -51,13 +58,20 @@ class PodMetricsList(_Item):
 class MetricValue(_Item):
     described_object: _Named = Field(default_factory=_Named, alias="describedObject")
     timestamp: Time | None = None
-    window_seconds: int | None = Field(None, alias="windowSeconds")
+    window_seconds: WholeSeconds | None = Field(None, alias="windowSeconds")
+    value: Quantity
+
+
+class PodMetricValue(_Item):
+    described_object: _PodName = Field(alias="describedObject")
+    timestamp: Time | None = None
+    window_seconds: WholeSeconds | None = Field(None, alias="windowSeconds")
     value: Quantity
 
 
 class MetricValueList(_Item):
     kind: str | None = None
-    items: list[MetricValue]
+    items: list[PodMetricValue]
 
 
 class ExternalMetricValue(_Item):
@@ -80,16 +94,29 @@ def _window(value: str | int | float | None) -> float:
     return duration_seconds(value)
 
 
+def _once(names: Sequence[str], path: str) -> None:
+    """Refuse a pod named by two items (raises SpecError with paths relative to the entry)."""
+    seen: dict[str, int] = {}
+    problems: list[Problem] = []
+    for i, name in enumerate(names):
+        if name in seen:
+            problems.append((f"items[{i}].{path}", f"pod {name!r} has two values (also items[{seen[name]}])"))
+        seen.setdefault(name, i)
+    if problems:
+        raise SpecError(problems)
+
+
 def reading_to_core(spec: core.MetricSpec, entry: dict[str, Any], *, now: datetime) -> core.MetricInput:
-    """One snapshot metric entry, read as the metric's type expects."""
+    """One snapshot metric entry, read as the metric's type expects (raises ValidationError or SpecError)."""
     if "error" in entry:
         message = entry["error"]
         if not isinstance(message, str) or not message:
-            raise ValueError("error: must be a non-empty string")
+            raise SpecError([("error", "must be a non-empty string")])
         return core.MetricFailure(message)
     match spec.type:
         case core.MetricSourceType.RESOURCE | core.MetricSourceType.CONTAINER_RESOURCE:
             pod_list = PodMetricsList.model_validate(entry)
+            _once([item.metadata.name for item in pod_list.items], "metadata.name")
             return core.ResourceReading(
                 pods=tuple(
                     core.PodUsage(
@@ -106,6 +133,7 @@ def reading_to_core(spec: core.MetricSpec, entry: dict[str, Any], *, now: dateti
             )
         case core.MetricSourceType.PODS:
             value_list = MetricValueList.model_validate(entry)
+            _once([item.described_object.name for item in value_list.items], "describedObject.name")
             return core.PodsReading(
                 items=tuple(
                     core.PodValue(
@@ -123,9 +151,13 @@ def reading_to_core(spec: core.MetricSpec, entry: dict[str, Any], *, now: dateti
             if "items" in entry:
                 items = entry["items"]
                 if not isinstance(items, list) or len(items) != 1:
-                    raise ValueError("items: an Object metric reads exactly one MetricValue")
-                entry = items[0]
-            value = MetricValue.model_validate(entry)
+                    raise SpecError([("items", "an Object metric reads exactly one MetricValue")])
+                try:
+                    value = MetricValue.model_validate(items[0])
+                except ValidationError as err:
+                    raise SpecError(pydantic_problems(err, "items[0]")) from None
+            else:
+                value = MetricValue.model_validate(entry)
             return core.ObjectReading(milli_value(value.value), _when(value.timestamp, now))
         case core.MetricSourceType.EXTERNAL:
             external = ExternalMetricValueList.model_validate(entry)
@@ -133,4 +165,4 @@ def reading_to_core(spec: core.MetricSpec, entry: dict[str, Any], *, now: dateti
             return core.ExternalReading(
                 values=tuple(milli_value(item.value) for item in external.items), timestamp=_when(first, now)
             )
-    raise ValueError(f"unknown metric type {spec.type}")  # pragma: no cover
+    raise SpecError([("", f"unknown metric type {spec.type}")])  # pragma: no cover

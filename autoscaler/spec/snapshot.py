@@ -3,6 +3,12 @@
 The autoscaler's own fields (spec, settings, behaviour state) are strict: unknown keys are errors. The
 Kubernetes objects inside (pods, metrics API items, the HPA's metadata and status) are read leniently,
 as Kubernetes clients do: fields the decision does not read are ignored, so real API output can be pasted.
+Every field that is read is typed strictly everywhere ("2" or true is not an integer), counts are never
+negative, and every problem is reported at once with its field path.
+
+The snapshot's `autoscaler` is an object the API server already holds, so its spec is validated as an
+update that changes nothing (autoscaler/spec/validation.py): an object that already has minReplicas 0 is
+not refused with HPAScaleToZero off; the core applies the gate's rules to it.
 """
 
 from __future__ import annotations
@@ -16,56 +22,20 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from autoscaler.core import types as core
 from autoscaler.core.formats import milli_value, parse_time
 from autoscaler.core.state import behavior_state_from_json
-from autoscaler.spec.errors import SpecError
-from autoscaler.spec.fields import Quantity, Time
-from autoscaler.spec.hpa import AutoscalerSpec, to_core
+from autoscaler.spec.errors import Problem, SpecError, join, pydantic_problems
+from autoscaler.spec.fields import NonNegativeInt32, Now, Quantity, Time
+from autoscaler.spec.hpa import to_core
 from autoscaler.spec.readings import reading_to_core
+from autoscaler.spec.settings import HPA_SCALE_TO_ZERO, SettingsModel
+from autoscaler.spec.validation import load_spec
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True, strict=True)
 
 
 class _Lenient(BaseModel):
-    model_config = ConfigDict(extra="ignore", populate_by_name=True, frozen=True)
-
-
-class SettingsModel(_Strict):
-    """Controller-wide settings; each default is kube-controller-manager's."""
-
-    tolerance: float = Field(0.1, ge=0, description="--horizontal-pod-autoscaler-tolerance")
-    cpu_initialization_period_seconds: float = Field(
-        300.0, alias="cpuInitializationPeriodSeconds", ge=0,
-        description="--horizontal-pod-autoscaler-cpu-initialization-period",
-    )  # fmt: skip
-    initial_readiness_delay_seconds: float = Field(
-        30.0, alias="initialReadinessDelaySeconds", ge=0,
-        description="--horizontal-pod-autoscaler-initial-readiness-delay",
-    )  # fmt: skip
-    downscale_stabilization_window_seconds: float = Field(
-        300.0, alias="downscaleStabilizationWindowSeconds", ge=0,
-        description="--horizontal-pod-autoscaler-downscale-stabilization",
-    )  # fmt: skip
-    configurable_tolerance: bool = Field(
-        True, alias="configurableTolerance", description="The HPAConfigurableTolerance feature gate."
-    )
-    scale_up_limit_factor: float = Field(
-        2.0, alias="scaleUpLimitFactor", gt=0, description="Legacy path: scale-up cap factor (horizontal.go)."
-    )
-    scale_up_limit_minimum: float = Field(
-        4.0, alias="scaleUpLimitMinimum", ge=0, description="Legacy path: scale-up cap minimum (horizontal.go)."
-    )
-
-    def to_core(self) -> core.Settings:
-        return core.Settings(
-            tolerance=self.tolerance,
-            cpu_initialization_period_seconds=self.cpu_initialization_period_seconds,
-            initial_readiness_delay_seconds=self.initial_readiness_delay_seconds,
-            downscale_stabilization_window_seconds=self.downscale_stabilization_window_seconds,
-            configurable_tolerance=self.configurable_tolerance,
-            scale_up_limit_factor=self.scale_up_limit_factor,
-            scale_up_limit_minimum=self.scale_up_limit_minimum,
-        )
+    model_config = ConfigDict(extra="ignore", populate_by_name=True, frozen=True, strict=True)
 
 
 # --- Kubernetes objects, leniently -------------------------------------------------------------------
@@ -76,6 +46,10 @@ class ObjectMeta(_Lenient):
     namespace: str = ""
     labels: dict[str, str] = Field(default_factory=dict)
     deletion_timestamp: Time | None = Field(None, alias="deletionTimestamp")
+
+
+class PodMeta(ObjectMeta):
+    name: str = Field(min_length=1, description="Pods are matched to their metrics by name.")
 
 
 class Resources(_Lenient):
@@ -107,7 +81,7 @@ class PodStatusModel(_Lenient):
 
 
 class PodModel(_Lenient):
-    metadata: ObjectMeta
+    metadata: PodMeta
     spec: PodSpecModel = Field(default_factory=PodSpecModel)
     status: PodStatusModel = Field(default_factory=PodStatusModel)
 
@@ -139,19 +113,20 @@ def pod_to_core(model: PodModel) -> core.Pod:
     )
 
 
+# The API omits a count of 0, so a missing count is 0; a present one is an int32 of 0 or more.
 class ScaleSpec(_Lenient):
-    replicas: int = 0
+    replicas: NonNegativeInt32 = 0
 
 
 class ScaleStatus(_Lenient):
-    replicas: int = 0
+    replicas: NonNegativeInt32 = 0
     selector: str = ""
 
 
 class ScaleModel(_Lenient):
     spec: ScaleSpec = Field(default_factory=ScaleSpec)
     status: ScaleStatus = Field(default_factory=ScaleStatus)
-    error: str | None = None
+    error: str | None = Field(None, min_length=1)
 
 
 class HPAConditionModel(_Lenient):
@@ -165,12 +140,14 @@ class HPAConditionModel(_Lenient):
 class HPAStatusModel(_Lenient):
     conditions: list[HPAConditionModel] = Field(default_factory=list)
     last_scale_time: Time | None = Field(None, alias="lastScaleTime")
-    desired_replicas: int | None = Field(None, alias="desiredReplicas")
+    current_replicas: NonNegativeInt32 = Field(0, alias="currentReplicas")
+    desired_replicas: NonNegativeInt32 | None = Field(None, alias="desiredReplicas")
 
 
 class AutoscalerObject(_Lenient):
     metadata: ObjectMeta = Field(default_factory=lambda: ObjectMeta())
-    spec: AutoscalerSpec
+    # Read by autoscaler/spec/validation.py's `load_spec`, which reports its problems with the others.
+    spec: dict[str, Any]
     status: HPAStatusModel = Field(default_factory=lambda: HPAStatusModel())
 
 
@@ -178,12 +155,12 @@ class AutoscalerObject(_Lenient):
 
 
 class RecommendationModel(_Strict):
-    replicas: int
+    replicas: NonNegativeInt32
     timestamp: Time
 
 
 class ScaleEventModel(_Strict):
-    replica_change: int = Field(alias="replicaChange")
+    replica_change: NonNegativeInt32 = Field(alias="replicaChange")
     timestamp: Time
     outdated: bool = False
 
@@ -202,7 +179,7 @@ class BehaviorStateModel(_Strict):
 class SnapshotModel(_Strict):
     api_version: str | None = Field(None, alias="apiVersion")
     kind: str | None = None
-    now: Time = Field(description="The decision's clock reading (RFC 3339).")
+    now: Now = Field(description="The decision's clock reading (RFC 3339).")
     settings: SettingsModel = Field(default_factory=lambda: SettingsModel())
     autoscaler: AutoscalerObject
     scale: ScaleModel
@@ -230,83 +207,47 @@ class Snapshot:
     previous_desired_replicas: int | None
 
 
-def error_path(loc: tuple[int | str, ...]) -> str:
-    path = ""
-    for part in loc:
-        if isinstance(part, int):
-            path += f"[{part}]"
-        elif not part.startswith(("function-", "union[", "list[", "dict[")) and "[" not in part:
-            path += f".{part}" if path else part
-    return path
+def _raw_spec(data: dict[str, Any]) -> Any:
+    autoscaler = data.get("autoscaler")
+    return autoscaler.get("spec") if isinstance(autoscaler, dict) else None
 
 
-def _errors(err: ValidationError, prefix: str = "") -> list[tuple[str, str]]:
-    problems = []
-    for item in err.errors():
-        path = error_path(tuple(item["loc"]))
-        if prefix:
-            path = f"{prefix}.{path}" if path and not path.startswith("[") else prefix + path
-        message = item["msg"].removeprefix("Value error, ")
-        if item["type"] == "extra_forbidden":
-            message = "unknown field (check its spelling and nesting)"
-        elif item["type"] == "missing":
-            message = "required field is missing"
-        problems.append((path, message))
-    return problems
+def load_snapshot(data: Any, *, source: str = "", api_rules: bool = True) -> Snapshot:
+    """Validate a parsed JSON snapshot and turn it into core values; raises SpecError naming every field.
 
-
-def load_snapshot(data: Any, *, source: str = "") -> Snapshot:
-    """Validate a parsed JSON snapshot and turn it into core values; raises SpecError naming fields."""
+    `api_rules=False` is for transcribed upstream controller tests only (see `validation.load_spec`).
+    """
     if not isinstance(data, dict):
         raise SpecError([("", f"a snapshot is a JSON object, not {type(data).__name__}")], source=source)
+    problems: list[Problem] = []
+    model: SnapshotModel | None = None
     try:
         model = SnapshotModel.model_validate(data)
     except ValidationError as err:
-        raise SpecError(_errors(err), source=source) from None
-    problems: list[tuple[str, str]] = []
-    now = _time(model.now, "now", problems)
-    if now is None:
-        raise SpecError(problems, source=source)
-    spec = to_core(model.autoscaler.spec)
-
-    metrics: list[core.MetricInput] = []
-    if len(model.metrics) != len(spec.metrics):
-        defaulted = (
-            " (the spec has no metrics, so it defaults to CPU at 80 %)" if not model.autoscaler.spec.metrics else ""
-        )
-        problems.append(
-            (
-                "metrics",
-                f"has {len(model.metrics)} entries but the spec has {len(spec.metrics)} metrics{defaulted}",
-            )
-        )
-    else:
-        for i, (metric_spec, entry) in enumerate(zip(spec.metrics, model.metrics, strict=True)):
-            try:
-                metrics.append(reading_to_core(metric_spec, entry, now=now))
-            except ValidationError as err:
-                problems.extend(_errors(err, f"metrics[{i}]"))
-            except ValueError as err:
-                problems.append((f"metrics[{i}]", str(err)))
-    pods: list[core.Pod] = []
-    for i, pod in enumerate(model.pods):
+        problems += pydantic_problems(err)
+    spec_model = None
+    raw_spec = _raw_spec(data)
+    if isinstance(raw_spec, dict):
+        gates = model.settings.gates() if model is not None else {}
         try:
-            pods.append(pod_to_core(pod))
-        except ValueError as err:
-            problems.append((f"pods[{i}]", str(err)))
-    try:
-        state = model.behavior_state.to_core()
-    except ValueError as err:
-        problems.append(("behaviorState", str(err)))
-        state = core.BehaviorState()
-    status = model.autoscaler.status
-    conditions = []
-    for i, cond in enumerate(status.conditions):
-        when = _time(cond.last_transition_time, f"autoscaler.status.conditions[{i}].lastTransitionTime", problems)
-        conditions.append(core.Condition(cond.type, cond.status, cond.reason, cond.message, when))
-    last_scale = _time(status.last_scale_time, "autoscaler.status.lastScaleTime", problems)
+            spec_model = load_spec(
+                raw_spec,
+                scale_to_zero=gates.get(HPA_SCALE_TO_ZERO, False),
+                api_rules=api_rules,
+                path="autoscaler.spec",
+            )
+        except SpecError as err:
+            problems += err.problems
+    if model is None or spec_model is None:
+        raise SpecError(problems, source=source)
+
+    now = parse_time(model.now)
+    spec = to_core(spec_model)
+    metrics = _readings(model, spec, spec_defaulted=not spec_model.metrics, now=now, problems=problems)
+    pods = _pods(model.pods, problems)
     if problems:
         raise SpecError(problems, source=source)
+    status = model.autoscaler.status
     scale: core.Scale | core.ScaleFailure = (
         core.ScaleFailure(model.scale.error)
         if model.scale.error is not None
@@ -319,23 +260,56 @@ def load_snapshot(data: Any, *, source: str = "") -> Snapshot:
         namespace=model.autoscaler.metadata.namespace,
         spec=spec,
         scale=scale,
-        pods=tuple(pods),
-        metrics=tuple(metrics),
-        state=state,
-        conditions=tuple(conditions),
-        last_scale_time=last_scale,
+        pods=pods,
+        metrics=metrics,
+        state=model.behavior_state.to_core(),
+        conditions=tuple(
+            core.Condition(
+                c.type,
+                c.status,
+                c.reason,
+                c.message,
+                parse_time(c.last_transition_time) if c.last_transition_time else None,
+            )
+            for c in status.conditions
+        ),
+        last_scale_time=parse_time(status.last_scale_time) if status.last_scale_time else None,
         previous_desired_replicas=status.desired_replicas,
     )
 
 
-def _time(value: str | None, path: str, problems: list[tuple[str, str]]) -> datetime | None:
-    if value is None:
-        return None
-    try:
-        return parse_time(value)
-    except ValueError as err:
-        problems.append((path, str(err)))
-        return None
+def _readings(
+    model: SnapshotModel, spec: core.AutoscalerSpec, *, spec_defaulted: bool, now: datetime, problems: list[Problem]
+) -> tuple[core.MetricInput, ...]:
+    """One reading per spec metric, each read as its metric's type expects."""
+    if len(model.metrics) != len(spec.metrics):
+        defaulted = " (the spec has no metrics, so it defaults to CPU at 80 %)" if spec_defaulted else ""
+        problems.append(
+            ("metrics", f"has {len(model.metrics)} entries but the spec has {len(spec.metrics)} metrics{defaulted}")
+        )
+        return ()
+    readings: list[core.MetricInput] = []
+    for i, (metric_spec, entry) in enumerate(zip(spec.metrics, model.metrics, strict=True)):
+        try:
+            readings.append(reading_to_core(metric_spec, entry, now=now))
+        except ValidationError as err:
+            problems += pydantic_problems(err, f"metrics[{i}]")
+        except SpecError as err:
+            problems += [(join(f"metrics[{i}]", path), message) for path, message in err.problems]
+    return tuple(readings)
+
+
+def _pods(models: list[PodModel], problems: list[Problem]) -> tuple[core.Pod, ...]:
+    """The pods in core values; a pod listed twice is an error (the HPA's pod lister lists each pod once)."""
+    seen: dict[tuple[str, str], int] = {}
+    for i, pod in enumerate(models):
+        key = (pod.metadata.namespace, pod.metadata.name)
+        if key in seen:
+            problems.append(
+                (f"pods[{i}].metadata.name", f"pod {pod.metadata.name!r} is listed twice (also pods[{seen[key]}])")
+            )
+        seen.setdefault(key, i)
+    return tuple(pod_to_core(pod) for pod in models)
 
 
 __all__ = ["Snapshot", "SpecError", "load_snapshot"]

@@ -1,5 +1,6 @@
-"""The sample manifests in config/samples are valid: the spec layer reads every autoscaler in them, their
-Prometheus bindings pass the metric-source layer's checks, and the emulator accepts every object."""
+"""The sample manifests in config/samples are valid: the spec-file loader behind `autoscaler check` reads
+every autoscaler in them as a new object, the CRD schema accepts them, their Prometheus bindings pass the
+metric-source layer's checks, and the emulator accepts every object."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ import yaml
 from autoscaler.core.types import MetricSourceType
 from autoscaler.metrics import MetricsSettings, check_binding
 from autoscaler.sim.apiserver import EmulatedApiServer
-from autoscaler.spec.hpa import AutoscalerSpec, to_core
+from autoscaler.spec.files import load_spec_file
+from tests.spec.crd_schema import crd_problems
 
 SAMPLES = sorted((Path(__file__).resolve().parents[2] / "config" / "samples").glob("*.yaml"))
 SETTINGS = MetricsSettings.model_validate({"servers": {"main": {"url": "http://prometheus.monitoring:9090"}}})
@@ -24,16 +26,19 @@ def _docs(path: Path) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize("path", SAMPLES, ids=[p.name for p in SAMPLES])
 def test_sample_autoscalers_parse_and_bind(path: Path) -> None:
-    autoscalers = [d for d in _docs(path) if d["kind"] == "PrometheusAutoscaler"]
-    assert autoscalers, f"{path.name} has no PrometheusAutoscaler"
-    for doc in autoscalers:
-        spec = AutoscalerSpec.model_validate(doc["spec"])
-        core = to_core(spec)
-        for model, metric in zip(spec.metrics or (), core.metrics, strict=True):
+    loaded = load_spec_file(str(path), scale_to_zero=False, stored=False)
+    assert loaded.valid, (loaded.problems, [d.problems for d in loaded.documents])
+    assert loaded.autoscalers, f"{path.name} has no PrometheusAutoscaler"
+    for autoscaler in loaded.autoscalers:
+        assert autoscaler.kind == "PrometheusAutoscaler"
+        for model, metric in zip(autoscaler.model.metrics or (), autoscaler.spec.metrics, strict=True):
             if model.prometheus is not None:
                 assert (
                     check_binding(model.prometheus, metric_type=MetricSourceType(metric.type), settings=SETTINGS) == []
                 )
+    for doc in _docs(path):
+        if doc["kind"] == "PrometheusAutoscaler":
+            assert crd_problems(doc) == []
 
 
 @pytest.mark.parametrize("path", SAMPLES, ids=[p.name for p in SAMPLES])

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "snapshots"
 
 
@@ -78,3 +80,93 @@ def test_emulator_command_passes_its_options_through() -> None:
     proc = _run("emulator", "--help")
     assert proc.returncode == 0
     assert "--port" in proc.stdout and "--seed" in proc.stdout
+
+
+def test_invalid_utf8_names_the_file_and_the_byte(tmp_path: Path) -> None:
+    bad = tmp_path / "latin1.json"
+    bad.write_bytes(b'{"comment": "caf\xe9", "now": "2026-11-21T12:00:00Z"}')
+    proc = _run("replay", str(bad))
+    assert proc.returncode == 1
+    assert f"{bad}: not valid UTF-8: byte 0xe9 at byte offset 16" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_a_closed_output_pipe_ends_quietly() -> None:
+    """`autoscaler replay ... | head -1`: exit 141 as a Unix tool killed by SIGPIPE, and nothing on stderr."""
+    paths = [str(EXAMPLES / "resource-cpu-utilization.json")] * 200  # far more than a pipe buffer holds
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "autoscaler", "replay", "-o", "jsonl", *paths],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    first = proc.stdout.readline()
+    proc.stdout.close()
+    stderr = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 141
+    assert json.loads(first)["desiredReplicas"] == 5
+    assert stderr == ""
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        pytest.param(b"{", "not valid JSON: Expecting property name", id="truncated JSON"),
+        pytest.param(b'{"now": NaN}', "NaN is not a JSON value", id="NaN"),
+        pytest.param(b"[" * 100_000 + b"]" * 100_000, "nested too deeply", id="deep nesting"),
+        pytest.param(b'{"now": ' + b"9" * 5000 + b"}", "more than 4300 digits", id="a number of 5000 digits"),
+        pytest.param(b'{"comment": "\\ud800"}', "comment: holds a lone UTF-16 surrogate", id="a lone surrogate"),
+        pytest.param(b"\xef\xbb\xbf{}", "now: required field is missing", id="a byte order mark, then {}"),
+        pytest.param(b"", "not valid JSON: Expecting value at line 1 column 1", id="an empty file"),
+        pytest.param(b'"a snapshot"', "a snapshot is a JSON object, not str", id="a string"),
+        pytest.param(
+            b'{"now": "2026-11-21T12:00:00Z", "now": "2026-11-21T12:00:01Z"}',
+            "the key 'now' appears twice",
+            id="a duplicate key",
+        ),
+    ],
+)
+def test_malformed_files_get_their_own_message(tmp_path: Path, content: bytes, words: str) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(content)
+    proc = _run("replay", str(bad))
+    assert proc.returncode == 1, proc.stderr
+    assert words in proc.stderr
+    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
+
+
+def test_huge_numbers_are_refused_with_their_field(tmp_path: Path) -> None:
+    snap = json.loads((EXAMPLES / "resource-cpu-utilization.json").read_text())
+    snap["scale"]["spec"]["replicas"] = 10**30
+    snap["pods"][0]["spec"]["containers"][0]["resources"]["requests"]["cpu"] = str(2**63)
+    path = tmp_path / "huge.json"
+    path.write_text(json.dumps(snap))
+    proc = _run("replay", "-o", "text", str(path))
+    assert proc.returncode == 1
+    assert "scale.spec.replicas: Input should be less than or equal to 2147483647" in proc.stderr
+    assert "pods[0].spec.containers[0].resources.requests.cpu" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_a_bug_is_reported_as_one_not_as_bad_input(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The last-resort handler: a snapshot that trips a bug names the bug, and the others still replay."""
+    import io
+
+    from autoscaler import replay
+
+    real = replay.replay_file
+
+    def buggy(path: str) -> dict[str, object]:
+        if path == "bug.json":
+            raise ZeroDivisionError("division by zero")
+        return real(path)
+
+    monkeypatch.setattr(replay, "replay_file", buggy)
+    out, err = io.StringIO(), io.StringIO()
+    status = replay.run(["bug.json", str(EXAMPLES / "resource-cpu-utilization.json")], output="jsonl", out=out, err=err)
+    assert status == replay.EXIT_INTERNAL_ERROR == 70
+    assert err.getvalue() == (
+        f"autoscaler replay: bug.json: {replay.INTERNAL_ERROR}: ZeroDivisionError: division by zero\n"
+    )
+    first, second = (json.loads(line) for line in out.getvalue().splitlines())
+    assert first["error"]["internal"] is True and second["desiredReplicas"] == 5

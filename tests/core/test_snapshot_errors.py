@@ -12,6 +12,7 @@ import pytest
 
 from autoscaler.replay import replay_data
 from autoscaler.spec.errors import SpecError
+from autoscaler.spec.snapshot import load_snapshot
 
 BASE = json.loads(
     (Path(__file__).resolve().parents[2] / "docs" / "snapshots" / "resource-cpu-utilization.json").read_text()
@@ -58,14 +59,14 @@ def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
         ),
         pytest.param(
             _set("autoscaler.spec.minReplicas", 12),
-            "autoscaler.spec",
-            "minReplicas (12) must be less than or equal to maxReplicas (10)",
+            "autoscaler.spec.maxReplicas",
+            "must be greater than or equal to `minReplicas` (10 < 12)",
             id="min above max",
         ),
         pytest.param(
             _set("autoscaler.spec.metrics.0.type", "Pods"),
-            "autoscaler.spec.metrics[0]",
-            "type Pods needs the field 'pods'",
+            "autoscaler.spec.metrics[0].pods",
+            "must populate information for the given metric source (Pods)",
             id="a metric type without its member",
         ),
         pytest.param(
@@ -80,7 +81,7 @@ def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
                 {"scaleDown": {"policies": [{"type": "Pods", "value": 0, "periodSeconds": 60}]}},
             ),
             "autoscaler.spec.behavior.scaleDown.policies[0].value",
-            "greater than 0",
+            "greater than or equal to 1, not 0",
             id="a policy that allows nothing",
         ),
         pytest.param(
@@ -114,12 +115,189 @@ def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
             "unknown field",
             id="a misspelled state field",
         ),
-        pytest.param(_set("metrics.0", {"error": ""}), "metrics[0]", "non-empty string", id="an empty error"),
+        pytest.param(_set("metrics.0", {"error": ""}), "metrics[0].error", "non-empty string", id="an empty error"),
         pytest.param(
             _set("autoscaler.spec.metrics.0.prometheus", {"qurey": "sum(up)"}),
             "autoscaler.spec.metrics[0].prometheus.qurey",
             "unknown field",
             id="a misspelled Prometheus binding field",
+        ),
+        # Counts: never negative, never beyond int32, always integers (a missing one is 0, as the API omits it).
+        pytest.param(
+            _set("scale.spec.replicas", -1),
+            "scale.spec.replicas",
+            "greater than or equal to 0, not -1",
+            id="a negative scale",
+        ),
+        pytest.param(
+            _set("scale.status.replicas", -3),
+            "scale.status.replicas",
+            "greater than or equal to 0",
+            id="a negative status count",
+        ),
+        pytest.param(
+            _set("autoscaler.status", {"desiredReplicas": -1}),
+            "autoscaler.status.desiredReplicas",
+            "greater than or equal to 0",
+            id="a negative desired count in the HPA status",
+        ),
+        pytest.param(
+            _set("scale.spec.replicas", 10**30),
+            "scale.spec.replicas",
+            "less than or equal to 2147483647, not an integer beyond 64 bits",
+            id="10**30 replicas",
+        ),
+        pytest.param(
+            _set("autoscaler.spec.maxReplicas", 2**31),
+            "autoscaler.spec.maxReplicas",
+            "less than or equal to 2147483647",
+            id="maxReplicas beyond int32",
+        ),
+        # Strict types, in the autoscaler's own fields and in the Kubernetes objects read.
+        pytest.param(
+            _set("scale.spec.replicas", "2"),
+            "scale.spec.replicas",
+            "valid integer, not the string '2'",
+            id="a count as a string",
+        ),
+        pytest.param(
+            _set("scale.status.replicas", True),
+            "scale.status.replicas",
+            "valid integer, not true",
+            id="a count as a boolean",
+        ),
+        pytest.param(
+            _set("scale.spec.replicas", 3.0),
+            "scale.spec.replicas",
+            "valid integer, not the number 3.0",
+            id="a count as a float",
+        ),
+        pytest.param(
+            _set("autoscaler.spec.minReplicas", "2"),
+            "autoscaler.spec.minReplicas",
+            "valid integer",
+            id="minReplicas as a string",
+        ),
+        pytest.param(
+            _set("behaviorState", {"recommendations": [{"replicas": "3", "timestamp": "2026-11-21T11:59:00Z"}]}),
+            "behaviorState.recommendations[0].replicas",
+            "valid integer",
+            id="a recommendation as a string",
+        ),
+        pytest.param(
+            _set("settings", {"tolerance": "0.1"}), "settings.tolerance", "valid number", id="a setting as a string"
+        ),
+        pytest.param(
+            _set("settings", {"featureGates": {"HPAScaleToZero": "true"}}),
+            "settings.featureGates.HPAScaleToZero",
+            "valid boolean",
+            id="a gate as a string",
+        ),
+        pytest.param(
+            _set("pods.0.metadata.labels", {"app": 5}),
+            "pods[0].metadata.labels.app",
+            "valid string",
+            id="a label value as a number",
+        ),
+        pytest.param(
+            _set("scale.status.selector", ["app=web"]),
+            "scale.status.selector",
+            "valid string",
+            id="a selector as a list",
+        ),
+        # Settings and feature gates.
+        pytest.param(
+            _set("settings", {"configurableTolerance": False}),
+            "settings.configurableTolerance",
+            "has moved: set settings.featureGates.HPAConfigurableTolerance",
+            id="the old tolerance gate key",
+        ),
+        pytest.param(
+            _set("settings", {"featureGates": {"HPAScaleToZeroo": True}}),
+            "settings.featureGates",
+            "unknown feature gate 'HPAScaleToZeroo'",
+            id="an unknown feature gate",
+        ),
+        pytest.param(
+            _set("settings", {"tolerance": float("nan")}), "settings.tolerance", "finite number", id="a NaN setting"
+        ),
+        pytest.param(
+            _set("settings", {"cpuInitializationPeriodSeconds": 1e300}),
+            "settings.cpuInitializationPeriodSeconds",
+            "less than or equal to 9223372036",
+            id="a setting longer than a Go duration",
+        ),
+        # The spec's rules (autoscaler/spec/validation.py; every rule: tests/spec/test_rules_in_step.py).
+        pytest.param(
+            _set("autoscaler.spec.metrics.0.resource.target", {"type": "Value", "value": "1"}),
+            "autoscaler.spec.metrics[0].resource.target.type",
+            "a Resource metric takes a Utilization or AverageValue target, not Value",
+            id="a Resource metric with a Value target",
+        ),
+        # Pods: each has a name, and is listed once.
+        pytest.param(
+            lambda snap: snap["pods"].append(copy.deepcopy(snap["pods"][0])),
+            "pods[3].metadata.name",
+            "pod 'web-1' is listed twice (also pods[0])",
+            id="the same pod listed twice",
+        ),
+        pytest.param(
+            _set("pods.1.metadata", {"labels": {"app": "web"}}),
+            "pods[1].metadata.name",
+            "required field is missing",
+            id="a pod without a name",
+        ),
+        pytest.param(
+            _set("pods.1.metadata.name", ""),
+            "pods[1].metadata.name",
+            "at least 1 character",
+            id="a pod with an empty name",
+        ),
+        pytest.param(
+            _set("metrics.0.items.2.metadata.name", "web-1"),
+            "metrics[0].items[2].metadata.name",
+            "pod 'web-1' has two values (also items[0])",
+            id="a pod with two metric values",
+        ),
+        pytest.param(
+            _set("metrics.0.items.1.metadata", {}),
+            "metrics[0].items[1].metadata.name",
+            "required field is missing",
+            id="a metric value without its pod",
+        ),
+        # Quantities and times a decision cannot hold.
+        pytest.param(
+            _set("pods.0.spec.containers.0.resources.requests.cpu", 10**30),
+            "pods[0].spec.containers[0].resources.requests.cpu",
+            "its milli-value does not fit in a 64-bit integer",
+            id="a request of 10**30",
+        ),
+        pytest.param(
+            _set("metrics.0.items.0.containers.0.usage.cpu", "9223372036854776"),
+            "metrics[0].items[0].containers[0].usage.cpu",
+            "does not fit in a 64-bit integer",
+            id="a usage whose milli-value overflows int64",
+        ),
+        pytest.param(
+            _set("metrics.0.items.0.containers.0.usage.cpu", True),
+            "metrics[0].items[0].containers[0].usage.cpu",
+            "not true",
+            id="a usage as a boolean",
+        ),
+        pytest.param(
+            _set("now", "1969-12-31T23:59:59Z"), "now", "between 1970-01-01 and 9000-01-01", id="a clock before 1970"
+        ),
+        pytest.param(
+            _set("pods.0.status.startTime", "9999-12-31T23:59:59Z"),
+            "pods[0].status.startTime",
+            "out of range",
+            id="a time too close to the end of the calendar",
+        ),
+        pytest.param(
+            _set("metrics.0.items.0.window", "-30s"),
+            "metrics[0].items[0].window",
+            "out of range",
+            id="a negative window",
         ),
     ],
 )
@@ -143,6 +321,25 @@ def test_every_problem_is_reported_at_once() -> None:
     with pytest.raises(SpecError) as caught:
         replay_data(snap)
     assert {p for p, _ in caught.value.problems} == {"now", "autoscaler.spec.maxReplicas", "pods[0].status.startTime"}
+
+
+def test_a_missing_count_is_zero() -> None:
+    """The API omits a count of 0: a scale without spec.replicas is at 0 (scaling is then disabled)."""
+    snap = copy.deepcopy(BASE)
+    snap["scale"] = {"status": {"selector": "app=web"}}
+    result = replay_data(snap)
+    assert (result["currentReplicas"], result["rescale"]) == (0, False)
+
+
+def test_feature_gates_reach_the_core() -> None:
+    snap = copy.deepcopy(BASE)
+    snap["settings"] = {"featureGates": {"HPAScaleToZero": True, "HPAConfigurableTolerance": False}}
+    settings = load_snapshot(snap).settings
+    assert (settings.hpa_scale_to_zero, settings.configurable_tolerance) == (True, False)
+    assert (load_snapshot(BASE).settings.hpa_scale_to_zero, load_snapshot(BASE).settings.configurable_tolerance) == (
+        False,
+        True,
+    )
 
 
 def test_a_snapshot_must_be_an_object() -> None:

@@ -115,3 +115,63 @@ def test_the_crd_spec_has_exactly_the_fields_the_spec_layer_reads() -> None:
     spec = schema["properties"]["spec"]
     assert set(spec["properties"]) == aliases(AutoscalerSpec)
     assert set(spec["properties"]["metrics"]["items"]["properties"]) == aliases(MetricSpec)
+
+
+_BOUNDS = ("minimum", "maximum", "minLength", "maxLength", "minItems", "maxItems", "enum")
+
+
+def _resolve(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    """A pydantic JSON-schema node without $ref and without its `null` alternative."""
+    while True:
+        if "$ref" in node:
+            node = defs[node["$ref"].rsplit("/", 1)[-1]]
+        elif "anyOf" in node and {"type": "null"} in node["anyOf"]:
+            (node,) = [n for n in node["anyOf"] if n != {"type": "null"}]
+        else:
+            return node
+
+
+def _bounds(node: dict[str, Any]) -> dict[str, Any]:
+    found = {key: node[key] for key in _BOUNDS if key in node}
+    if "exclusiveMinimum" in node:  # pydantic's gt=0 on an integer is the CRD's minimum 1
+        found["minimum"] = node["exclusiveMinimum"] + 1
+    return found
+
+
+def _compare(crd_node: dict[str, Any], model_node: dict[str, Any], defs: dict[str, Any], path: str) -> list[str]:
+    model_node = _resolve(model_node, defs)
+    differences = []
+    if crd_node.get("x-kubernetes-preserve-unknown-fields"):
+        return differences  # an extension object the spec layer alone parses (docs/spec.md)
+    if crd_node.get("x-kubernetes-int-or-string"):
+        if {n.get("type") for n in model_node.get("anyOf", ())} != {"integer", "string"}:
+            differences.append(f"{path}: int-or-string in the CRD, not in the spec layer")
+        return differences
+    if crd_node.get("type") != model_node.get("type"):
+        differences.append(f"{path}: type {crd_node.get('type')} in the CRD, {model_node.get('type')} in the spec")
+    if _bounds(crd_node) != _bounds(model_node):
+        differences.append(f"{path}: bounds {_bounds(crd_node)} in the CRD, {_bounds(model_node)} in the spec layer")
+    if crd_node.get("type") == "object" and "properties" in crd_node:
+        if set(crd_node.get("required", ())) != set(model_node.get("required", ())):
+            differences.append(f"{path}: required {crd_node.get('required')} vs {model_node.get('required')}")
+        if set(crd_node["properties"]) != set(model_node.get("properties", {})):
+            differences.append(f"{path}: fields {sorted(crd_node['properties'])} vs {sorted(model_node['properties'])}")
+        for name, sub in crd_node["properties"].items():
+            if name in model_node.get("properties", {}):
+                differences += _compare(sub, model_node["properties"][name], defs, f"{path}.{name}")
+    if crd_node.get("type") == "array" and isinstance(crd_node.get("items"), dict):
+        differences += _compare(crd_node["items"], model_node["items"], defs, f"{path}[]")
+    return differences
+
+
+def test_the_crd_and_the_spec_layer_hold_the_same_bounds() -> None:
+    """Field by field: types, required fields, int32 bounds, lengths, list sizes and enums agree.
+
+    The rules that span fields (CEL in the CRD, autoscaler/spec/validation.py in the spec layer) and the
+    patterns are held in step by tests/spec/test_rules_in_step.py, one invalid spec per rule.
+    """
+    from autoscaler.spec.hpa import AutoscalerSpec
+
+    model = AutoscalerSpec.model_json_schema(by_alias=True)
+    crd_spec = crd()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    assert _compare(crd_spec, model, model.get("$defs", {}), "spec") == []

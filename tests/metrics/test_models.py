@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from autoscaler.core.types import MetricSourceType
 from autoscaler.metrics import MetricsSettings, PrometheusBinding, check_binding
-from autoscaler.metrics.binding import StrictModel
+from autoscaler.spec.prometheus import StrictModel
 
 SETTINGS = """
 servers:

@@ -1,0 +1,120 @@
+"""Autoscaler objects: a PrometheusAutoscaler custom resource, or a plain autoscaling/v2 HPA, into a valid spec.
+
+The same function reads an object the daemon gets from the cluster and a document of a spec file, so the
+two can never disagree. Only the object's identity is read besides its spec: `apiVersion`, `kind`,
+`metadata.name` (required, a DNS-1123 subdomain, as the API server requires) and `metadata.namespace`;
+other metadata and the status are ignored, an unknown top-level field is an error (as with kubectl's
+strict field validation). An HPA manifest cannot carry the project's `prometheus` blocks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from autoscaler.core import types as core
+from autoscaler.spec.errors import Problem, SpecError, pydantic_problems
+from autoscaler.spec.fields import ObjectName
+from autoscaler.spec.hpa import AutoscalerSpec, to_core
+from autoscaler.spec.validation import load_spec
+
+GROUP = "autoscaler.dev"
+CRD_API_VERSION = f"{GROUP}/v1alpha1"
+CRD_KIND = "PrometheusAutoscaler"
+HPA_API_VERSION = "autoscaling/v2"
+HPA_KIND = "HorizontalPodAutoscaler"
+KINDS = {CRD_KIND: CRD_API_VERSION, HPA_KIND: HPA_API_VERSION}
+
+
+class _Meta(BaseModel):
+    model_config = ConfigDict(extra="ignore", populate_by_name=True, frozen=True, strict=True)
+
+    name: ObjectName = Field(description="The object's name.")
+    namespace: str = Field("", description="The object's namespace (empty: the one it is applied to).")
+
+
+class _Object(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True, strict=True)
+
+    api_version: str = Field(alias="apiVersion")
+    kind: str
+    metadata: _Meta
+    spec: Any = Field(description="Validated by autoscaler/spec/validation.py.")
+    status: Any = Field(None, description="Written by the controller; ignored here.")
+
+
+@dataclass(frozen=True, slots=True)
+class Autoscaler:
+    """One autoscaler object, validated: its identity, its spec model and the spec in core values."""
+
+    api_version: str
+    kind: str
+    name: str
+    namespace: str
+    model: AutoscalerSpec
+    spec: core.AutoscalerSpec
+
+
+def describe(obj: Any) -> str:
+    """How an object is named in messages: "PrometheusAutoscaler default/web", as far as it can be read."""
+    if not isinstance(obj, dict):
+        return ""
+    meta = obj.get("metadata")
+    name = meta.get("name") if isinstance(meta, dict) else None
+    namespace = meta.get("namespace") if isinstance(meta, dict) else None
+    kind = obj.get("kind") if isinstance(obj.get("kind"), str) else "object"
+    if not isinstance(name, str) or not name:
+        return str(kind)
+    return f"{kind} {namespace}/{name}" if isinstance(namespace, str) and namespace else f"{kind} {name}"
+
+
+def is_autoscaler(obj: Any) -> bool:
+    """Whether a parsed document is an object of a kind this module reads (of any apiVersion)."""
+    return isinstance(obj, dict) and obj.get("kind") in KINDS
+
+
+def load_autoscaler(obj: Any, *, scale_to_zero: bool, stored: bool = True, source: str = "") -> Autoscaler:
+    """Read and validate one autoscaler object, raising SpecError with every problem and its field path.
+
+    `stored` validates it as an object the API server already holds; `stored=False` as a new object.
+    """
+    if not isinstance(obj, dict):
+        raise SpecError([("", f"an autoscaler object is a mapping, not {type(obj).__name__}")], source=source)
+    problems: list[Problem] = []
+    model: _Object | None = None
+    try:
+        model = _Object.model_validate(obj)
+    except ValidationError as err:
+        problems += pydantic_problems(err)
+    kind, api_version = obj.get("kind"), obj.get("apiVersion")
+    if kind in KINDS and isinstance(api_version, str) and api_version != KINDS[kind]:
+        problems.append(("apiVersion", f"{kind} is read as {KINDS[kind]}, not {api_version}"))
+    elif isinstance(kind, str) and kind not in KINDS:
+        problems.append(("kind", f"must be {CRD_KIND} ({CRD_API_VERSION}) or {HPA_KIND} ({HPA_API_VERSION})"))
+    spec: AutoscalerSpec | None = None
+    if "spec" in obj:
+        try:
+            spec = load_spec(obj["spec"], scale_to_zero=scale_to_zero, stored=stored, path="spec")
+        except SpecError as err:
+            problems += err.problems
+    if spec is not None and kind == HPA_KIND:
+        problems += [
+            (
+                f"spec.metrics[{i}].prometheus",
+                f"unknown field: a {HPA_KIND} has no Prometheus binding (a {CRD_KIND} has)",
+            )
+            for i, metric in enumerate(spec.metrics or ())
+            if metric.prometheus is not None
+        ]
+    if problems or model is None or spec is None:
+        raise SpecError(problems, source=source)
+    return Autoscaler(
+        api_version=model.api_version,
+        kind=model.kind,
+        name=model.metadata.name,
+        namespace=model.metadata.namespace,
+        model=spec,
+        spec=to_core(spec),
+    )

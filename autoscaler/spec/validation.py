@@ -1,0 +1,236 @@
+"""The API server's validation of an autoscaler spec, the rules that span fields or depend on options.
+
+Held beside upstream pkg/apis/autoscaling/validation/validation.go (Kubernetes 1.36) function by function;
+the rules one field can check alone (types, int32 bounds, positive targets, names) are in the models of
+autoscaler/spec/hpa.py and autoscaler/spec/fields.py. `load_spec` runs both and reports every problem, as
+the API server reports every field at once. One implementation for every path a spec comes in by: decision
+snapshots, custom resources read from the cluster, spec files and `autoscaler check`. The reference, with
+the few places where we are stricter than the API server and why, is docs/spec.md.
+
+Which rules apply depends on the object's history, as upstream's validation options do
+(validationOptionsForHorizontalPodAutoscaler in pkg/registry/autoscaling/horizontalpodautoscaler/
+strategy.go): a new object (create) must have minReplicas >= 1 unless the HPAScaleToZero gate is on, and a
+scaleTargetRef.apiVersion that names an API group; an update that keeps minReplicas 0, or keeps the
+scaleTargetRef, is not held to those rules again. An object the API server already holds (a snapshot's
+autoscaler, a custom resource read from the cluster, a spec file checked as the update of an existing
+object) is validated as such an update: `validation_options(spec, old=spec, ...)`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from autoscaler.spec.errors import Problem, SpecError, join
+from autoscaler.spec.hpa import (
+    MEMBERS,
+    TARGET_TYPES,
+    AutoscalerSpec,
+    CrossVersionObjectReference,
+    MetricSpec,
+    MetricTarget,
+    parse_spec,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ReferenceOptions:
+    """CrossVersionObjectReferenceValidationOptions: how a reference's apiVersion is checked."""
+
+    allow_empty_api_group: bool
+    allow_invalid_api_version: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ValidationOptions:
+    """HorizontalPodAutoscalerSpecValidationOptions."""
+
+    min_replicas_lower_bound: int
+    scale_target_ref: ReferenceOptions
+    object_metrics: ReferenceOptions
+
+
+def validation_options(new: AutoscalerSpec, old: AutoscalerSpec | None, *, scale_to_zero: bool) -> ValidationOptions:
+    """validationOptionsForHorizontalPodAutoscaler: `old` is None on create, the stored spec on update."""
+    lower_bound = 0 if scale_to_zero or (old is not None and old.min_replicas == 0) else 1
+    ref = new.scale_target_ref
+    same_ref = old is not None and (old.scale_target_ref.api_version, old.scale_target_ref.kind) == (
+        ref.api_version,
+        ref.kind,
+    )
+    scale_target_ref = ReferenceOptions(
+        # The only scalable kind of the core API group has an apiVersion without a group ("v1").
+        allow_empty_api_group=not same_ref and ref.kind == "ReplicationController",
+        # Updates that keep the kind and apiVersion skip the apiVersion check (ratcheting).
+        allow_invalid_api_version=same_ref,
+    )
+    old_metrics_invalid = old is not None and any(
+        metric.type == "Object"
+        and metric.object is not None
+        and api_version_error(metric.object.described_object, ReferenceOptions(True, False)) is not None
+        for metric in old.metrics or ()
+    )
+    object_metrics = ReferenceOptions(allow_empty_api_group=True, allow_invalid_api_version=old_metrics_invalid)
+    return ValidationOptions(lower_bound, scale_target_ref, object_metrics)
+
+
+def parse_group_version(text: str) -> tuple[str, str]:
+    """schema.ParseGroupVersion: "apps/v1" -> ("apps", "v1"), "v1" -> ("", "v1"); raises ValueError."""
+    if text in ("", "/"):
+        return "", ""
+    if text.count("/") == 0:
+        return "", text
+    if text.count("/") == 1:
+        group, _, version = text.partition("/")
+        return group, version
+    raise ValueError(f"unexpected GroupVersion string: {text}")
+
+
+def api_version_error(ref: CrossVersionObjectReference, options: ReferenceOptions) -> str | None:
+    """ValidateAPIVersion: what is wrong with the reference's apiVersion, or None."""
+    if options.allow_invalid_api_version:
+        return None
+    try:
+        group, _ = parse_group_version(ref.api_version)
+    except ValueError as err:
+        return str(err)
+    if not options.allow_empty_api_group and not group:
+        return f"apiVersion must specify API group (e.g. apps/v1), not {ref.api_version!r}"
+    return None
+
+
+def validate_spec(spec: AutoscalerSpec, *, options: ValidationOptions, path: str = "spec") -> list[Problem]:
+    """validateHorizontalPodAutoscalerSpec, for the rules the field types cannot check alone."""
+    problems: list[Problem] = []
+    if spec.min_replicas is not None and spec.min_replicas < options.min_replicas_lower_bound:
+        problems.append(
+            (
+                join(path, "minReplicas"),
+                f"must be greater than or equal to {options.min_replicas_lower_bound} "
+                "(0 needs the HPAScaleToZero feature gate on a new object)",
+            )
+        )
+    if spec.min_replicas is not None and spec.max_replicas < spec.min_replicas:
+        problems.append(
+            (
+                join(path, "maxReplicas"),
+                f"must be greater than or equal to `minReplicas` ({spec.max_replicas} < {spec.min_replicas})",
+            )
+        )
+    error = api_version_error(spec.scale_target_ref, options.scale_target_ref)
+    if error is not None:
+        problems.append((join(path, "scaleTargetRef.apiVersion"), error))
+    problems += _validate_metrics(spec, path=join(path, "metrics"), options=options)
+    return problems
+
+
+def _validate_metrics(spec: AutoscalerSpec, *, path: str, options: ValidationOptions) -> list[Problem]:
+    """validateMetrics; the metrics are those after defaulting (no metrics means CPU at 80 %)."""
+    problems: list[Problem] = []
+    for i, metric in enumerate(spec.metrics or ()):
+        problems += _validate_metric(metric, path=f"{path}[{i}]", options=options)
+    types = {metric.type for metric in spec.metrics or ()}
+    if spec.min_replicas == 0 and not types & {"Object", "External"}:
+        defaulted = "" if spec.metrics else " (with no metrics the spec defaults to CPU utilization)"
+        problems.append(
+            (
+                path,
+                "must specify at least one Object or External metric to support scaling to zero replicas" + defaulted,
+            )
+        )
+    return problems
+
+
+def _validate_members(metric: MetricSpec, *, path: str) -> list[Problem]:
+    """validateMetricSpec: the member of the metric's type is set, and no other."""
+    problems: list[Problem] = []
+    wanted = MEMBERS[metric.type]
+    for member in MEMBERS.values():
+        if member != wanted and metric.member(member) is not None:
+            problems.append((join(path, member), f"must populate the given metric source only (type {metric.type})"))
+    if metric.member(wanted) is None:
+        problems.append((join(path, wanted), f"must populate information for the given metric source ({metric.type})"))
+    return problems
+
+
+def _validate_metric(metric: MetricSpec, *, path: str, options: ValidationOptions) -> list[Problem]:
+    """validateMetricSpec and the validate*Source function of its type."""
+    problems = _validate_members(metric, path=path)
+    wanted = MEMBERS[metric.type]
+    source = metric.member(wanted)
+    if source is None:
+        return problems
+    if metric.object is not None:
+        error = api_version_error(metric.object.described_object, options.object_metrics)
+        if error is not None:
+            problems.append((join(path, f"{wanted}.describedObject.apiVersion"), error))
+    problems += _validate_target(source.target, metric_type=metric.type, path=join(path, f"{wanted}.target"))
+    return problems
+
+
+_TARGET_FIELDS = {"Utilization": "averageUtilization", "Value": "value", "AverageValue": "averageValue"}
+
+
+def _validate_target(target: MetricTarget, *, metric_type: str, path: str) -> list[Problem]:
+    """The target rules of validateResourceSource, validatePodsSource, validateObjectSource, ... by type."""
+    problems: list[Problem] = []
+    allowed = TARGET_TYPES[metric_type]
+    if target.type not in allowed:
+        problems.append(
+            (
+                join(path, "type"),
+                f"a {metric_type} metric takes a {' or '.join(allowed)} target, not {target.type}",
+            )
+        )
+    else:
+        field = _TARGET_FIELDS[target.type]
+        if _target_field(target, field) is None:
+            problems.append((join(path, field), f"required for a target of type {target.type}"))
+    both = target.average_utilization is not None and target.average_value is not None
+    if metric_type in ("Resource", "ContainerResource") and both:
+        problems.append((join(path, "averageValue"), "may not set both a target raw value and a target utilization"))
+    if metric_type == "External" and target.value is not None and target.average_value is not None:
+        problems.append((join(path, "value"), "may not set both a target value for metric and a per-pod target"))
+    return problems
+
+
+def _target_field(target: MetricTarget, field: str) -> Any:
+    return {
+        "averageUtilization": target.average_utilization,
+        "value": target.value,
+        "averageValue": target.average_value,
+    }[field]
+
+
+def load_spec(
+    data: Any,
+    *,
+    scale_to_zero: bool,
+    stored: bool = True,
+    api_rules: bool = True,
+    path: str = "spec",
+    source: str = "",
+) -> AutoscalerSpec:
+    """Parse and validate one spec, raising SpecError with every problem.
+
+    `stored` validates the spec as an object the API server already holds (as an update that changes
+    nothing); `stored=False` as a new object (create), where minReplicas 0 needs the HPAScaleToZero gate.
+    `api_rules=False` leaves out `validate_spec` but for what reading the spec needs (each metric has the
+    member of its type): only for transcriptions of upstream's controller tests, which build objects without
+    the API server (horizontal_test.go's TestZeroMinReplicasDesiredZero has minReplicas 0 and only CPU).
+    """
+    spec, problems = parse_spec(data, path=path)
+    if spec is None:
+        raise SpecError(problems, source=source)
+    if api_rules:
+        options = validation_options(spec, spec if stored else None, scale_to_zero=scale_to_zero)
+        problems = validate_spec(spec, options=options, path=path)
+    else:
+        problems = [
+            problem
+            for i, metric in enumerate(spec.metrics or ())
+            for problem in _validate_members(metric, path=join(path, f"metrics[{i}]"))
+        ]
+    if problems:
+        raise SpecError(problems, source=source)
+    return spec

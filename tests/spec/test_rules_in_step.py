@@ -1,0 +1,368 @@
+"""Every validation rule of a spec, through the three ways a spec comes in, kept in step.
+
+Each invalid spec is checked through (1) `replay` of a snapshot holding it, (2) the spec-file loader behind
+`autoscaler check` (as the update of a stored object, and with --new as a new one), and (3) the CRD's
+openAPIV3Schema with its CEL rules, applied offline as the API server applies it on create. Each case
+says which paths refuse it and the field path they must name; a path not listed must accept it. The valid
+specs at the end are accepted by all of them. docs/spec.md holds the same table in words.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from autoscaler.replay import replay_data
+from autoscaler.spec.errors import SpecError
+from autoscaler.spec.files import load_spec_text
+from tests.spec.crd_schema import crd_problems
+
+ROOT = Path(__file__).resolve().parents[2]
+SNAPSHOT = json.loads((ROOT / "docs" / "snapshots" / "resource-cpu-utilization.json").read_text())
+
+REPLAY, CHECK, NEW, CRD = "replay", "check", "check --new", "crd"
+ALL = frozenset({REPLAY, CHECK, NEW, CRD})
+# Rules that depend on the object's history (a stored object keeps what the API server accepted back then):
+# `check --new` and the CRD (on create) refuse them; replay and `check` (stored objects) accept them.
+NEW_OBJECTS = frozenset({NEW, CRD})
+# Rules the CRD schema cannot express (docs/spec.md says why): the spec layer alone refuses them.
+SPEC_LAYER = frozenset({REPLAY, CHECK, NEW})
+
+Mutation = Callable[[dict[str, Any]], None]
+
+
+def base() -> dict[str, Any]:
+    """A valid PrometheusAutoscaler: a Resource, a Pods and an External metric, and behavior."""
+    return {
+        "apiVersion": "autoscaler.dev/v1alpha1",
+        "kind": "PrometheusAutoscaler",
+        "metadata": {"name": "web", "namespace": "shop"},
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+            "minReplicas": 1,
+            "maxReplicas": 10,
+            "metrics": [
+                {
+                    "type": "Resource",
+                    "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 60}},
+                },
+                {
+                    "type": "Pods",
+                    "pods": {"metric": {"name": "rps"}, "target": {"type": "AverageValue", "averageValue": "50"}},
+                },
+                {
+                    "type": "External",
+                    "external": {"metric": {"name": "queue"}, "target": {"type": "Value", "value": "100"}},
+                },
+            ],
+            "behavior": {
+                "scaleUp": {
+                    "stabilizationWindowSeconds": 0,
+                    "policies": [{"type": "Pods", "value": 4, "periodSeconds": 15}],
+                },
+                "scaleDown": {"selectPolicy": "Min", "tolerance": "0.05"},
+            },
+        },
+    }
+
+
+def at(path: str, value: Any) -> Mutation:
+    """Set (or, for DELETE, remove) the value at a dotted path of the object ("spec.metrics.0.type")."""
+
+    def mutate(obj: dict[str, Any]) -> None:
+        node: Any = obj
+        parts = path.split(".")
+        for part in parts[:-1]:
+            node = node[int(part)] if part.isdigit() else node.setdefault(part, {})
+        last: Any = int(parts[-1]) if parts[-1].isdigit() else parts[-1]
+        if value is DELETE:
+            del node[last]
+        else:
+            node[last] = copy.deepcopy(value)
+
+    return mutate
+
+
+DELETE = object()
+RESOURCE_TARGET = "spec.metrics.0.resource.target"
+PODS_TARGET = "spec.metrics.1.pods.target"
+EXTERNAL_TARGET = "spec.metrics.2.external.target"
+OBJECT_METRIC = {
+    "type": "Object",
+    "object": {
+        "describedObject": {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "name": "main"},
+        "metric": {"name": "requests"},
+        "target": {"type": "Value", "value": "10"},
+    },
+}
+CONTAINER_METRIC = {
+    "type": "ContainerResource",
+    "containerResource": {
+        "name": "cpu",
+        "container": "app",
+        "target": {"type": "Utilization", "averageUtilization": 60},
+    },
+}
+
+
+def case(name: str, field: str, *mutations: Mutation, refused_by: frozenset[str] = ALL) -> Any:
+    return pytest.param(mutations, field, refused_by, id=name)
+
+
+# fmt: off
+INVALID = [
+    # validateHorizontalPodAutoscalerSpec
+    case("minReplicas below 0", "spec.minReplicas", at("spec.minReplicas", -1)),
+    case("minReplicas 0 without an Object or External metric", "spec.metrics",
+         at("spec.minReplicas", 0), at("spec.metrics", [base()["spec"]["metrics"][0]])),
+    case("minReplicas 0 with no metrics at all (the default is CPU)", "spec.metrics",
+         at("spec.minReplicas", 0), at("spec.metrics", DELETE)),
+    case("minReplicas 0 with HPAScaleToZero off, on a new object", "spec.minReplicas",
+         at("spec.minReplicas", 0), refused_by=frozenset({NEW})),
+    case("maxReplicas 0", "spec.maxReplicas", at("spec.maxReplicas", 0)),
+    case("maxReplicas below minReplicas", "spec.maxReplicas", at("spec.minReplicas", 5), at("spec.maxReplicas", 4)),
+    case("maxReplicas beyond int32", "spec.maxReplicas", at("spec.maxReplicas", 2**31)),
+    case("maxReplicas of 10**30", "spec.maxReplicas", at("spec.maxReplicas", 10**30)),
+    case("maxReplicas as a string", "spec.maxReplicas", at("spec.maxReplicas", "10")),
+    case("maxReplicas as a boolean", "spec.maxReplicas", at("spec.maxReplicas", True)),
+    case("maxReplicas as a fractional number", "spec.maxReplicas", at("spec.maxReplicas", 10.5)),
+    case("maxReplicas missing", "spec.maxReplicas", at("spec.maxReplicas", DELETE)),
+    case("a misspelled field", "spec.maxReplica", at("spec.maxReplica", 3)),
+    # ValidateCrossVersionObjectReference
+    case("scaleTargetRef without a kind", "spec.scaleTargetRef.kind", at("spec.scaleTargetRef.kind", DELETE)),
+    case("scaleTargetRef with an empty name", "spec.scaleTargetRef.name", at("spec.scaleTargetRef.name", "")),
+    case("scaleTargetRef name with a slash", "spec.scaleTargetRef.name", at("spec.scaleTargetRef.name", "a/b")),
+    case("scaleTargetRef name '..'", "spec.scaleTargetRef.name", at("spec.scaleTargetRef.name", "..")),
+    case("scaleTargetRef kind with a percent sign", "spec.scaleTargetRef.kind",
+         at("spec.scaleTargetRef.kind", "Dep%2f")),
+    case("scaleTargetRef kind longer than 63 characters", "spec.scaleTargetRef.kind",
+         at("spec.scaleTargetRef.kind", "K" * 64)),
+    case("scaleTargetRef apiVersion without a group", "spec.scaleTargetRef.apiVersion",
+         at("spec.scaleTargetRef.apiVersion", "v1"), refused_by=NEW_OBJECTS),
+    case("scaleTargetRef apiVersion missing", "spec.scaleTargetRef.apiVersion",
+         at("spec.scaleTargetRef.apiVersion", DELETE), refused_by=NEW_OBJECTS),
+    case("scaleTargetRef apiVersion with two slashes", "spec.scaleTargetRef.apiVersion",
+         at("spec.scaleTargetRef.apiVersion", "a/b/c"), refused_by=NEW_OBJECTS),
+    # validateMetricSpec
+    case("an unknown metric type", "spec.metrics[0].type", at("spec.metrics.0.type", "CheddarCheese")),
+    case("a metric type without its member", "spec.metrics[0].pods", at("spec.metrics.0.type", "Pods")),
+    case("a metric with a second member", "spec.metrics[1].resource",
+         at("spec.metrics.1.resource", base()["spec"]["metrics"][0]["resource"])),
+    case("more than 32 metrics", "spec.metrics", at("spec.metrics", [base()["spec"]["metrics"][1]] * 33)),
+    # validateMetricTarget and the sources' target rules
+    case("a utilization of 0", "spec.metrics[0].resource.target.averageUtilization",
+         at(f"{RESOURCE_TARGET}.averageUtilization", 0)),
+    case("a negative utilization", "spec.metrics[0].resource.target.averageUtilization",
+         at(f"{RESOURCE_TARGET}.averageUtilization", -5)),
+    case("a utilization beyond int32", "spec.metrics[0].resource.target.averageUtilization",
+         at(f"{RESOURCE_TARGET}.averageUtilization", 2**31)),
+    case("an averageValue of '0'", "spec.metrics[1].pods.target.averageValue", at(f"{PODS_TARGET}.averageValue", "0")),
+    case("an averageValue of 0m", "spec.metrics[1].pods.target.averageValue", at(f"{PODS_TARGET}.averageValue", "0m")),
+    case("a negative averageValue", "spec.metrics[1].pods.target.averageValue",
+         at(f"{PODS_TARGET}.averageValue", "-1")),
+    case("an averageValue of the integer 0", "spec.metrics[1].pods.target.averageValue",
+         at(f"{PODS_TARGET}.averageValue", 0)),
+    case("an averageValue that is not a quantity", "spec.metrics[1].pods.target.averageValue",
+         at(f"{PODS_TARGET}.averageValue", "5 cores")),
+    case("an averageValue with spaces", "spec.metrics[1].pods.target.averageValue",
+         at(f"{PODS_TARGET}.averageValue", " 5")),
+    case("an averageValue as a fractional number", "spec.metrics[1].pods.target.averageValue",
+         at(f"{PODS_TARGET}.averageValue", 0.5)),
+    case("an integer averageValue whose milli-value overflows int64", "spec.metrics[1].pods.target.averageValue",
+         at(f"{PODS_TARGET}.averageValue", 10**19)),
+    case("a string averageValue whose milli-value overflows int64", "spec.metrics[1].pods.target.averageValue",
+         at(f"{PODS_TARGET}.averageValue", "1e30"), refused_by=SPEC_LAYER),
+    case("a value of '0'", "spec.metrics[2].external.target.value", at(f"{EXTERNAL_TARGET}.value", "0")),
+    case("a Resource metric with a Value target", "spec.metrics[0].resource.target.type",
+         at(RESOURCE_TARGET, {"type": "Value", "value": "5"})),
+    case("a Pods metric with a Value target", "spec.metrics[1].pods.target.type",
+         at(PODS_TARGET, {"type": "Value", "value": "5"})),
+    case("an Object metric with a Utilization target", "spec.metrics[1].object.target.type",
+         at("spec.metrics.1", OBJECT_METRIC), at("spec.metrics.1.object.target", {"type": "Utilization",
+                                                                                  "averageUtilization": 5})),
+    case("an External metric with a Utilization target", "spec.metrics[2].external.target.type",
+         at(EXTERNAL_TARGET, {"type": "Utilization", "averageUtilization": 50})),
+    case("a Utilization target without averageUtilization", "spec.metrics[0].resource.target.averageUtilization",
+         at(RESOURCE_TARGET, {"type": "Utilization", "averageValue": "500m"})),
+    case("an AverageValue target without averageValue", "spec.metrics[1].pods.target.averageValue",
+         at(PODS_TARGET, {"type": "AverageValue"})),
+    case("a Value target without value", "spec.metrics[2].external.target.value",
+         at(EXTERNAL_TARGET, {"type": "Value", "averageValue": "3"})),
+    case("a resource target with both a utilization and a value", "spec.metrics[0].resource.target.averageValue",
+         at(f"{RESOURCE_TARGET}.averageValue", "500m")),
+    case("an external target with both value and averageValue", "spec.metrics[2].external.target.value",
+         at(f"{EXTERNAL_TARGET}.averageValue", "5")),
+    case("a target without a type", "spec.metrics[0].resource.target.type", at(f"{RESOURCE_TARGET}.type", DELETE)),
+    case("an unknown target type", "spec.metrics[0].resource.target.type", at(f"{RESOURCE_TARGET}.type", "Percent")),
+    # validateMetricIdentifier, validateResourceSource, validateContainerResourceSource, validateObjectSource
+    case("a metric without a name", "spec.metrics[1].pods.metric.name", at("spec.metrics.1.pods.metric.name", "")),
+    case("a metric name with a slash", "spec.metrics[1].pods.metric.name",
+         at("spec.metrics.1.pods.metric.name", "a/b")),
+    case("a resource metric without a resource name", "spec.metrics[0].resource.name",
+         at("spec.metrics.0.resource.name", DELETE)),
+    case("a container metric without a container", "spec.metrics[0].containerResource.container",
+         at("spec.metrics.0", CONTAINER_METRIC), at("spec.metrics.0.containerResource.container", DELETE)),
+    case("a container name that is not a DNS-1123 label", "spec.metrics[0].containerResource.container",
+         at("spec.metrics.0", CONTAINER_METRIC), at("spec.metrics.0.containerResource.container", "Main_App")),
+    case("a container resource that no container has", "spec.metrics[0].containerResource.name",
+         at("spec.metrics.0", CONTAINER_METRIC), at("spec.metrics.0.containerResource.name", "gpu")),
+    case("a described object without a kind", "spec.metrics[1].object.describedObject.kind",
+         at("spec.metrics.1", OBJECT_METRIC), at("spec.metrics.1.object.describedObject.kind", DELETE)),
+    case("a described object apiVersion with two slashes", "spec.metrics[1].object.describedObject.apiVersion",
+         at("spec.metrics.1", OBJECT_METRIC), at("spec.metrics.1.object.describedObject.apiVersion", "a/b/c"),
+         refused_by=NEW_OBJECTS),
+    case("a selector with an unknown operator", "spec.metrics[1].pods.metric.selector.matchExpressions[0].operator",
+         at("spec.metrics.1.pods.metric.selector", {"matchExpressions": [{"key": "a", "operator": "Contains"}]})),
+    # validateBehavior, validateScalingRules, validateScalingPolicy
+    case("a policy value of 0", "spec.behavior.scaleUp.policies[0].value",
+         at("spec.behavior.scaleUp.policies.0.value", 0)),
+    case("a policy value beyond int32", "spec.behavior.scaleUp.policies[0].value",
+         at("spec.behavior.scaleUp.policies.0.value", 2**31)),
+    case("a policy period of 0", "spec.behavior.scaleUp.policies[0].periodSeconds",
+         at("spec.behavior.scaleUp.policies.0.periodSeconds", 0)),
+    case("a policy period over 1800", "spec.behavior.scaleUp.policies[0].periodSeconds",
+         at("spec.behavior.scaleUp.policies.0.periodSeconds", 1801)),
+    case("an unknown policy type", "spec.behavior.scaleUp.policies[0].type",
+         at("spec.behavior.scaleUp.policies.0.type", "Replicas")),
+    case("an empty policy list", "spec.behavior.scaleUp.policies", at("spec.behavior.scaleUp.policies", [])),
+    case("a negative stabilization window", "spec.behavior.scaleUp.stabilizationWindowSeconds",
+         at("spec.behavior.scaleUp.stabilizationWindowSeconds", -1)),
+    case("a stabilization window over 3600", "spec.behavior.scaleDown.stabilizationWindowSeconds",
+         at("spec.behavior.scaleDown.stabilizationWindowSeconds", 3601)),
+    case("an unknown selectPolicy", "spec.behavior.scaleDown.selectPolicy",
+         at("spec.behavior.scaleDown.selectPolicy", "Maximum")),
+    case("a negative tolerance", "spec.behavior.scaleDown.tolerance", at("spec.behavior.scaleDown.tolerance", "-0.1")),
+    case("a tolerance as a fractional number", "spec.behavior.scaleDown.tolerance",
+         at("spec.behavior.scaleDown.tolerance", 0.05)),
+    # The project's extension: the CRD leaves the prometheus block open while it evolves.
+    case("a misspelled Prometheus binding field", "spec.metrics[1].prometheus.qurey",
+         at("spec.metrics.1.prometheus", {"qurey": "sum(up)"}), refused_by=SPEC_LAYER),
+]
+
+VALID = [
+    pytest.param([], id="the base spec"),
+    pytest.param([at("spec.metrics", DELETE), at("spec.behavior", DELETE), at("spec.minReplicas", DELETE)],
+                 id="only the required fields (CPU at 80 % by default)"),
+    pytest.param([at("spec.minReplicas", 10)], id="minReplicas equal to maxReplicas"),
+    pytest.param([at("spec.scaleTargetRef", {"apiVersion": "v1", "kind": "ReplicationController", "name": "rc"})],
+                 id="a ReplicationController in the core group"),
+    pytest.param([at("spec.scaleTargetRef.apiVersion", "argoproj.io/v1alpha1"),
+                  at("spec.scaleTargetRef.kind", "Rollout")], id="a custom resource target"),
+    pytest.param([at("spec.metrics.1", OBJECT_METRIC)], id="an Object metric with a Value target"),
+    pytest.param([at("spec.metrics.1", OBJECT_METRIC), at("spec.metrics.1.object.describedObject.apiVersion", "v1"),
+                  at("spec.metrics.1.object.target", {"type": "AverageValue", "averageValue": 7})],
+                 id="an Object metric in the core group with an integer AverageValue"),
+    pytest.param([at("spec.metrics.0", CONTAINER_METRIC)], id="a ContainerResource metric"),
+    pytest.param([at("spec.metrics.0", CONTAINER_METRIC), at("spec.metrics.0.containerResource.name", "hugepages-2Mi"),
+                  at("spec.metrics.0.containerResource.target", {"type": "AverageValue", "averageValue": "1Gi"})],
+                 id="a hugepages container resource with an AverageValue"),
+    pytest.param([at("spec.metrics.0", CONTAINER_METRIC),
+                  at("spec.metrics.0.containerResource.name", "example.com/gpu")], id="an extended container resource"),
+    pytest.param([at(f"{RESOURCE_TARGET}", {"type": "AverageValue", "averageValue": "+1.5e-3"})],
+                 id="a tiny positive quantity with a sign and an exponent"),
+    pytest.param([at("spec.behavior.scaleDown.tolerance", "0")], id="a tolerance of 0"),
+    pytest.param([at("spec.behavior.scaleDown.tolerance", "-0")], id="a tolerance of minus zero (zero)"),
+    pytest.param([at("spec.behavior.scaleDown.tolerance", 1)], id="an integer tolerance"),
+    pytest.param([at("spec.behavior.scaleUp", {"selectPolicy": "Disabled", "stabilizationWindowSeconds": 3600,
+                                               "policies": [{"type": "Percent", "value": 2**31 - 1,
+                                                             "periodSeconds": 1800}]})],
+                 id="every behavior bound at its limit"),
+    pytest.param([at("spec.metrics.1.pods.metric.selector",
+                     {"matchLabels": {"a": "b"}, "matchExpressions": [{"key": "c", "operator": "Exists"}]})],
+                 id="a metric selector"),
+    pytest.param([at("spec.metrics.1.prometheus", {"query": "sum(rate(x[1m]))", "stalenessSeconds": 60})],
+                 id="a Prometheus binding"),
+]
+# fmt: on
+
+
+def _apply(mutations: Any) -> dict[str, Any]:
+    obj = base()
+    for mutate in mutations:
+        mutate(obj)
+    return obj
+
+
+def _replay_problems(obj: dict[str, Any]) -> list[tuple[str, str]]:
+    """Replay a snapshot holding the object; every metric reads as failed, which is valid input."""
+    snap = copy.deepcopy(SNAPSHOT)
+    snap["autoscaler"] = {"metadata": obj["metadata"], "spec": obj["spec"]}
+    metrics = obj["spec"].get("metrics")
+    snap["metrics"] = [{"error": "not read in this test"}] * (
+        len(metrics) if isinstance(metrics, list) and metrics else 1
+    )
+    try:
+        replay_data(snap)
+    except SpecError as err:
+        return [(path.removeprefix("autoscaler."), message) for path, message in err.problems]
+    return []
+
+
+def _check_problems(obj: dict[str, Any], *, new: bool, scale_to_zero: bool = False) -> list[tuple[str, str]]:
+    """The spec-file loader behind `autoscaler check`, on the object written as a YAML file."""
+    text = "# a workload\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n---\n" + yaml.safe_dump(obj)
+    result = load_spec_text(text, source="spec.yaml", scale_to_zero=scale_to_zero, stored=not new)
+    assert not result.problems, result.problems
+    (document,) = result.documents
+    assert document.index == 2 and document.label == "PrometheusAutoscaler shop/web"
+    return document.problems
+
+
+def _problems_by_path(obj: dict[str, Any]) -> dict[str, list[tuple[str, str]]]:
+    return {
+        REPLAY: _replay_problems(obj),
+        CHECK: _check_problems(obj, new=False),
+        NEW: _check_problems(obj, new=True),
+        CRD: crd_problems(obj),
+    }
+
+
+@pytest.mark.parametrize(("mutations", "field", "refused_by"), INVALID)
+def test_an_invalid_spec_is_refused_where_the_rule_applies(
+    mutations: Any, field: str, refused_by: frozenset[str]
+) -> None:
+    found = _problems_by_path(_apply(mutations))
+    for way, problems in found.items():
+        if way in refused_by:
+            assert field in [path for path, _ in problems], f"{way} should refuse {field}: {problems}"
+            assert all(message for _, message in problems)
+        else:
+            assert problems == [], f"{way} should accept it: {problems}"
+
+
+@pytest.mark.parametrize("mutations", VALID)
+def test_a_valid_spec_is_accepted_everywhere(mutations: Any) -> None:
+    found = _problems_by_path(_apply(mutations))
+    assert {way: problems for way, problems in found.items() if problems} == {}
+
+
+def test_with_the_gate_on_a_new_object_may_have_minreplicas_0() -> None:
+    obj = _apply([at("spec.minReplicas", 0)])
+    assert _check_problems(obj, new=True, scale_to_zero=True) == []
+    assert [p for p, _ in _check_problems(obj, new=True, scale_to_zero=False)] == ["spec.minReplicas"]
+
+
+def test_every_problem_of_a_spec_is_reported_at_once() -> None:
+    """As the API server does: one refusal lists every field, not only the first."""
+    obj = _apply(
+        [
+            at("spec.minReplicas", 5),
+            at("spec.maxReplicas", 4),
+            at(f"{RESOURCE_TARGET}", {"type": "Value", "value": "5"}),
+            at(f"{EXTERNAL_TARGET}.averageValue", "5"),
+        ]
+    )
+    expected = {"spec.maxReplicas", "spec.metrics[0].resource.target.type", "spec.metrics[2].external.target.value"}
+    assert {path for path, _ in _replay_problems(obj)} == expected
+    assert {path for path, _ in _check_problems(obj, new=False)} == expected
+    assert expected <= {path for path, _ in crd_problems(obj)}
+    obj = _apply([at("spec.maxReplicas", "ten"), at(f"{PODS_TARGET}.averageValue", "0"), at("spec.minReplicas", -1)])
+    expected = {"spec.maxReplicas", "spec.metrics[1].pods.target.averageValue", "spec.minReplicas"}
+    assert {path for path, _ in _replay_problems(obj)} == expected
+    assert {path for path, _ in crd_problems(obj)} == expected
