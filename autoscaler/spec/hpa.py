@@ -197,6 +197,14 @@ class AutoscalerSpec(_Model):
         None, max_length=MAX_METRICS, description="Default: CPU at 80 % utilization."
     )
     behavior: Behavior | None = Field(None, description="Scaling rules; absent selects the legacy path.")
+    missing_pods: Literal["Rebalance", "Hold"] = Field(
+        "Rebalance",
+        alias="missingPods",
+        description=(
+            "Pods without a sample on a scale-down (an extension): Rebalance, the HPA's rule, counts each at "
+            "100 % of its request (or the target); Hold keeps the count until every pod reports."
+        ),
+    )
 
 
 def parse_spec(data: Any, *, path: str = "spec") -> tuple[AutoscalerSpec | None, list[Problem]]:
@@ -326,4 +334,5 @@ def to_core(model: AutoscalerSpec) -> core.AutoscalerSpec:
         min_replicas=model.min_replicas if model.min_replicas is not None else 1,
         behavior=behavior,
         scale_target_ref=_ref(model.scale_target_ref),
+        missing_pods=core.MissingPods(model.missing_pods),
     )

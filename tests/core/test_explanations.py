@@ -93,3 +93,16 @@ def test_a_metric_that_failed_before_counting_pods_has_no_groups() -> None:
     (metric,) = result["metrics"]
     assert metric["error"] is not None
     assert metric["pods"] is None
+
+
+def test_missing_pods_hold_from_the_spec_through_replay() -> None:
+    """`spec.missingPods: Hold` reaches the core: one stale pod holds 3 where the HPA's rebalancing gives 2."""
+    pods = [_pod(f"web-{c}", phase="Running", ready="True") for c in "abc"]
+    for pod in pods:
+        pod["status"]["startTime"] = _time(NOW - timedelta(minutes=10))
+    snapshot = _snapshot(pods, {"web-a": "50m", "web-b": "50m"})
+    assert replay_data(snapshot)["desiredReplicas"] == 2
+    snapshot["autoscaler"]["spec"]["missingPods"] = "Hold"
+    held = replay_data(snapshot)
+    assert held["desiredReplicas"] == 3
+    assert "web-c" in held["metrics"][0]["explanation"]

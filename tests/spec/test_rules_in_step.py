@@ -240,6 +240,7 @@ INVALID = [
     case("a negative tolerance", "spec.behavior.scaleDown.tolerance", at("spec.behavior.scaleDown.tolerance", "-0.1")),
     case("a tolerance as a fractional number", "spec.behavior.scaleDown.tolerance",
          at("spec.behavior.scaleDown.tolerance", 0.05)),
+    case("an unknown missingPods policy", "spec.missingPods", at("spec.missingPods", "Sometimes")),
     # The project's extension: the CRD leaves the prometheus block open while it evolves.
     case("a misspelled Prometheus binding field", "spec.metrics[1].prometheus.qurey",
          at("spec.metrics.1.prometheus", {"qurey": "sum(up)"}), refused_by=SPEC_LAYER),
@@ -278,6 +279,7 @@ VALID = [
                  id="a metric selector"),
     pytest.param([at("spec.metrics.1.prometheus", {"query": "sum(rate(x[1m]))", "stalenessSeconds": 60})],
                  id="a Prometheus binding"),
+    pytest.param([at("spec.missingPods", "Hold")], id="missingPods Hold"),
 ]
 # fmt: on
 
