@@ -82,6 +82,12 @@ def _text(result: dict[str, Any]) -> str:
             lines.append(
                 f"  metric[{metric['index']}] {metric['name']}: {metric['proposedReplicas']} ({metric['explanation']})"
             )
+        if metric["pods"] and any(metric["pods"][group] for group in ("unready", "missing", "ignored")):
+            counted = ", ".join(f"{group} {len(names)}" for group, names in metric["pods"].items())
+            named = "; ".join(
+                f"{group}: {' '.join(names)}" for group, names in metric["pods"].items() if names and group != "ready"
+            )
+            lines.append(f"    pods: {counted} ({named})")
     for cond in result["conditions"]:
         lines.append(f"  {cond['type']}={cond['status']} {cond['reason']}: {cond['message']}")
     for event in result["events"]:

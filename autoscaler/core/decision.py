@@ -511,9 +511,16 @@ def _reference(spec: AutoscalerSpec) -> str:
 def _hold_summary(outcome: _MetricsOutcome) -> str:
     if not outcome.selector_ok:
         return f"hold: {outcome.error}"
+    counted = [
+        f"{r.name}: {len(r.pods.ready)} ready, {len(r.pods.unready)} unready, {len(r.pods.missing)} missing, "
+        f"{len(r.pods.ignored)} ignored pods"
+        for r in outcome.results
+        if r.error is not None and r.pods is not None
+    ]
+    detail = f" ({'; '.join(counted)})" if counted else ""
     if outcome.invalid >= len(outcome.results):
-        return "hold: no metric could be computed"
-    return "hold: a metric failed and the others would scale down (partial data never scales down)"
+        return f"hold: no metric could be computed{detail}"
+    return f"hold: a metric failed and the others would scale down (a failed metric never scales down){detail}"
 
 
 def _summary(current: int, desired: int, reason: str, normalized: Normalized | None, proposal: int | None) -> str:

@@ -4,10 +4,13 @@ guessing."""
 
 from __future__ import annotations
 
+import io
+import json
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
-from autoscaler.replay import replay_data
+from autoscaler.replay import replay_data, run
 
 NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
 
@@ -106,3 +109,14 @@ def test_missing_pods_hold_from_the_spec_through_replay() -> None:
     held = replay_data(snapshot)
     assert held["desiredReplicas"] == 3
     assert "web-c" in held["metrics"][0]["explanation"]
+
+
+def test_the_text_output_names_the_pods_that_held_the_decision(tmp_path: Path) -> None:
+    pods = [_pod("web-a", phase="Running", ready="False"), _pod("web-b", phase="Pending", ready=None)]
+    path = tmp_path / "unready.json"
+    path.write_text(json.dumps(_snapshot(pods, {"web-a": "400m"})))
+    out, err = io.StringIO(), io.StringIO()
+    assert run([str(path)], output="text", out=out, err=err) == 0
+    text = out.getvalue()
+    assert "hold: no metric could be computed (cpu resource: 0 ready, 2 unready, 0 missing, 0 ignored pods)" in text
+    assert "    pods: ready 0, unready 2, missing 0, ignored 0 (unready: web-a web-b)" in text
