@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from autoscaler.core.gomath import MAX_INT32, MIN_INT32, to_int32
+from autoscaler.core.gomath import MAX_INT32, MIN_INT32, saturated_int32
 from autoscaler.core.types import (
     Behavior,
     BehaviorState,
@@ -142,7 +142,7 @@ def normalize_legacy(
     )
 
     # convertDesiredReplicasWithRules
-    scale_up_limit = to_int32(
+    scale_up_limit = saturated_int32(
         max(settings.scale_up_limit_factor * float(current_replicas), settings.scale_up_limit_minimum)
     )
     if max_replicas > scale_up_limit:
@@ -254,9 +254,9 @@ def _policy_limits(
             proposed = start + policy.value if up else start - policy.value
         elif up:
             # Rounded up, or a small target could never grow (calculateScaleUpLimitWithScalingRules).
-            proposed = to_int32(math.ceil(float(start) * (1 + float(policy.value) / 100)))
+            proposed = saturated_int32(math.ceil(float(start) * (1 + float(policy.value) / 100)))
         else:
-            proposed = to_int32(float(start) * (1 - float(policy.value) / 100))
+            proposed = saturated_int32(float(start) * (1 - float(policy.value) / 100))
         limits.append(PolicyLimit(policy.type, policy.value, policy.period_seconds, start, proposed))
     return tuple(limits)
 

@@ -16,8 +16,8 @@ from datetime import UTC, datetime, timedelta
 from autoscaler.core.errors import MetricComputationError
 from autoscaler.core.gomath import (
     MAX_INT32,
-    ceil_int32,
     fdiv,
+    saturated_ceil_int32,
     trunc_div,
 )
 from autoscaler.core.types import (
@@ -403,7 +403,7 @@ def _rebalanced(
                 f"direction of {usage_ratio:g}: hold"
             ),
         )
-    new_replicas = ceil_int32(new_ratio * counted)
+    new_replicas = saturated_ceil_int32(new_ratio * counted)
     if (new_ratio < 1.0 and new_replicas > current_replicas) or (new_ratio > 1.0 and new_replicas < current_replicas):
         return replace(
             base,
@@ -442,7 +442,7 @@ def _direct(base: Calculation, usage_ratio: float, ready_count: int, tolerances:
     """No unready pods to rebalance on a scale-up and no missing pods: tolerance, then the ready pods."""
     if tolerances.is_within(usage_ratio):
         return replace(base, within_tolerance=True, note="usage ratio within tolerance")
-    replicas = ceil_int32(usage_ratio * ready_count)
+    replicas = saturated_ceil_int32(usage_ratio * ready_count)
     return replace(
         base,
         replicas=replicas,

@@ -57,3 +57,22 @@ def ceil_int32(value: float) -> int:
     if math.isnan(value) or math.isinf(value):
         return to_int32(value)
     return to_int32(math.ceil(value))
+
+
+def saturated_int32(value: float) -> int:
+    """`int32(value)` for a count, clamped to the int32 range where Go's conversion would wrap (NaN: 0)."""
+    if math.isnan(value):
+        return 0
+    return max(MIN_INT32, min(MAX_INT32, int(value)))
+
+
+def saturated_ceil_int32(value: float) -> int:
+    """A replica count: `int32(math.Ceil(value))`, but at most MaxInt32 where Go's conversion would wrap.
+
+    Upstream caps some replica counts at MaxInt32 (getUsageRatioReplicaCount, GetExternalPerPodMetricReplicas)
+    and converts others unchecked, where a ratio past the int32 range wraps to a negative or small count and
+    scales the target to its minimum. Every count the core proposes saturates instead (docs/compatibility.md).
+    """
+    if not math.isnan(value) and value > MAX_INT32:
+        return MAX_INT32
+    return ceil_int32(value)

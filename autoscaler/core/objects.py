@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from autoscaler.core.calculator import Calculation, Tolerances
 from autoscaler.core.errors import MetricComputationError
-from autoscaler.core.gomath import MAX_INT32, MAX_INT64, MIN_INT64, ceil_int32, fdiv, wrap_int64
+from autoscaler.core.gomath import MAX_INT32, MAX_INT64, MIN_INT64, ceil_int32, fdiv, saturated_ceil_int32, wrap_int64
 from autoscaler.core.types import ExternalReading, ObjectReading, Pod, PodPhase
 
 # ---------------------------------------------------------------------------------------------------
@@ -51,7 +51,7 @@ def usage_ratio_replica_count(
             ready_pod_count=ready,
             note=f"ceil({usage_ratio:g} * {ready} ready pods) = {replicas}",
         )
-    replicas = ceil_int32(usage_ratio)
+    replicas = saturated_ceil_int32(usage_ratio)
     return Calculation(
         replicas=replicas,
         usage=0,
@@ -83,7 +83,7 @@ def object_average_replicas(
     usage_ratio = fdiv(usage, float(target_average) * float(status_replicas))
     within = tolerances.is_within(usage_ratio)
     if not within:
-        replicas = ceil_int32(fdiv(usage, target_average))
+        replicas = saturated_ceil_int32(fdiv(usage, target_average))
     return Calculation(
         replicas=replicas,
         usage=per_replica_usage(usage, status_replicas),
