@@ -1,4 +1,4 @@
-"""`autoscaler replay`: one decision per snapshot file, through the same core the daemon runs.
+"""`autoscaler replay`: one decision per snapshot file, through the same core the daemon will run.
 
 Replays are independent: state never carries from one file to the next. A malformed snapshot is reported
 with the file and the field (or byte) it is wrong in, and the other snapshots are still replayed. Every

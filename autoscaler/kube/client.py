@@ -11,7 +11,7 @@ defaults hide behaviour:
 - the User-Agent names the project, so audit logs show who did what.
 
 `KubeClient.request_json` calls a generated API method with `_preload_content=False` and parses the JSON
-itself: the daemon works on plain dicts (the client's pydantic models are strict and slow on bulk lists, see
+itself: the layer works on plain dicts (the client's pydantic models are strict and slow on bulk lists, see
 docs/kube.md), and all errors are translated by `autoscaler.kube.errors.translating`.
 This module must not retry, sleep or log.
 """

@@ -71,7 +71,7 @@ def pod_from_json(data: Mapping[str, Any]) -> Pod:
 
 
 class PodLister:
-    """Pods by label selector straight from the API (one list per call). The daemon uses `cache.PodCache`."""
+    """Pods by label selector straight from the API (one list per call). The daemon will use `cache.PodCache`."""
 
     def __init__(self, kube: KubeClient) -> None:
         self._kube = kube

@@ -42,7 +42,7 @@ def format_time(when: datetime) -> str:
 
 @dataclass(frozen=True, slots=True)
 class AutoscalerStatus:
-    """What the daemon reports on a PrometheusAutoscaler. `current_metrics` are MetricStatus dicts (camelCase)."""
+    """What the daemon will report on a PrometheusAutoscaler. `current_metrics` are MetricStatus dicts (camelCase)."""
 
     current_replicas: int
     desired_replicas: int

@@ -1,6 +1,6 @@
 """The metric-source layer: reads the metrics an autoscaler spec names from Prometheus-compatible servers.
 
-The daemon builds a `MetricsReader` from the `metrics` settings and, once per tick, calls
+The daemon will build a `MetricsReader` from the `metrics` settings and, once per tick, call
 `reader.read([MetricRequest(spec, context, binding), ...])`: every metric gets a reading of the core's
 types or a typed `MetricsError`, never a silent zero. Sources plug in through `SourceRegistry` (entry-point
 group `autoscaler.metric_sources`). This package never decides anything: that is the core's job.

@@ -1,6 +1,6 @@
 """One evaluation pass: plan every metric of every target, send each distinct query once, read the answers.
 
-The daemon calls `MetricsReader.read(requests)` once per tick with all the metrics it needs. Queries are
+The caller (the daemon to come, once per tick) passes every metric it needs to `MetricsReader.read`. Queries are
 planned first, de-duplicated on (server, PromQL, time), run with bounded concurrency on a thread pool, and
 each metric gets its reading or its typed error. Per-pod templates render the same PromQL for every target
 of a namespace (they match the namespace, not the pods), so a namespace costs one query per template.
@@ -9,7 +9,7 @@ The pass ends by its deadline whatever the servers do: every query is given what
 query still running when it passes (plus a small grace) is abandoned and typed `QueryTimeoutError`. Nothing
 raised inside one query's handling escapes the pass: known failures are typed where they happen, and a last
 guard turns anything else into that query's `PermanentError(error_type="internal")`, logged once with its
-traceback. Errors are otherwise returned, not logged: the daemon logs where it handles them.
+traceback. Errors are otherwise returned, not logged: the caller logs where it handles them.
 """
 
 from __future__ import annotations
