@@ -1,8 +1,8 @@
 """The metric-source layer's error tree: every way reading a metric can fail, as a typed exception.
 
 A failure is never a number: no data, NaN, infinities and stale samples are errors here, and the caller
-(the daemon, once it lands) turns each into the core's `MetricFailure(str(error))`. Library exceptions (requests, urllib3) are
-translated at the edge (`client.py`) and never escape this package.
+(the daemon, once it lands) turns each into the core's `MetricFailure(str(error))`. Library exceptions
+(requests, urllib3) are translated at the edge (`client.py`) and never escape this package.
 Messages name the server and the query but never a credential: servers are named by their settings key,
 and URLs are refused at load when they carry user information.
 """
