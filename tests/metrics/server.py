@@ -12,6 +12,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,8 +42,8 @@ def free_port() -> int:
 
 
 @dataclass
-class PrometheusServer:
-    """A running server and how to reach it."""
+class ServerProcess:
+    """A server process of the tests, how to reach it and where it logs."""
 
     process: subprocess.Popen[bytes]
     url: str
@@ -57,35 +58,60 @@ class PrometheusServer:
             self.process.wait()
 
 
+class PrometheusServer(ServerProcess):
+    """A running Prometheus."""
+
+
+def spawn(
+    name: str,
+    argv: list[str],
+    *,
+    port: int,
+    log_path: Path,
+    ready: Callable[[str], bool],
+    deadline_seconds: float,
+) -> tuple[subprocess.Popen[bytes], str]:
+    """Start a server on 127.0.0.1:`port` and poll `ready(url)` with a deadline; a server that exits or is not
+    ready in time fails the test with the end of its log (never a skip)."""
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + deadline_seconds
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{name} exited with {process.returncode}: {log_path.read_text()[-2000:]}")
+        try:
+            if ready(url):
+                return process, url
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            pass
+        time.sleep(0.02)  # polling interval, not a wait for time to pass
+    ServerProcess(process, url, log_path).stop()
+    raise RuntimeError(f"{name} not ready within {deadline_seconds} s: {log_path.read_text()[-2000:]}")
+
+
+def answers(path: str, body: bytes | None = None) -> Callable[[str], bool]:
+    def ready(url: str) -> bool:
+        with urllib.request.urlopen(f"{url}{path}", timeout=1) as response:
+            return bool(response.status == 200 and (body is None or response.read().strip() == body))
+
+    return ready
+
+
 def start(binary: str, workdir: Path, *, deadline_seconds: float = 30.0) -> PrometheusServer:
     """Start Prometheus and wait, polling with a deadline, until /-/ready answers 200."""
     config = workdir / "prometheus.yml"
     config.write_text(CONFIG)
     port = free_port()
     log_path = workdir / "prometheus.log"
-    with open(log_path, "wb") as log:
-        process = subprocess.Popen(
-            [
-                binary,
-                f"--config.file={config}",
-                f"--web.listen-address=127.0.0.1:{port}",
-                f"--storage.tsdb.path={workdir / 'tsdb'}",
-                "--web.enable-remote-write-receiver",
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-    server = PrometheusServer(process=process, url=f"http://127.0.0.1:{port}", log_path=log_path)
-    deadline = time.monotonic() + deadline_seconds
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"prometheus exited with {process.returncode}: {log_path.read_text()[-2000:]}")
-        try:
-            with urllib.request.urlopen(f"{server.url}/-/ready", timeout=1) as response:
-                if response.status == 200:
-                    return server
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            pass
-        time.sleep(0.02)  # polling interval, not a wait for time to pass
-    server.stop()
-    raise RuntimeError(f"prometheus not ready within {deadline_seconds} s: {log_path.read_text()[-2000:]}")
+    argv = [
+        binary,
+        f"--config.file={config}",
+        f"--web.listen-address=127.0.0.1:{port}",
+        f"--storage.tsdb.path={workdir / 'tsdb'}",
+        "--web.enable-remote-write-receiver",
+    ]
+    process, url = spawn(
+        "prometheus", argv, port=port, log_path=log_path, ready=answers("/-/ready"), deadline_seconds=deadline_seconds
+    )
+    return PrometheusServer(process, url, log_path)
