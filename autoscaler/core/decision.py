@@ -208,6 +208,9 @@ def decide(
         # recordInitialRecommendation: a target seen for the first time starts its history at its current size.
         state = replace(state, recommendations=(Recommendation(current, now - INITIAL_RECOMMENDATION_LEAD),))
     zero = ZeroRules.of(spec, conditions, settings)
+    if not zero.gate:
+        # With HPAScaleToZero off the condition means nothing and is removed (as 1.36 is described to do).
+        run.conditions = [c for c in run.conditions if c.type != ConditionType.SCALED_TO_ZERO]
 
     if current == 0 and not zero.computes_at_zero(min_replicas):
         run.condition(
@@ -279,7 +282,9 @@ def decide(
             summary=_hold_summary(outcome),
         )
 
-    proposal = outcome.replicas
+    # reconcileAutoscaler starts from desiredReplicas 0 and takes the metrics' proposal only above it: a
+    # negative proposal (a negative metric, an int32 conversion gone out of range) is 0 from here on.
+    proposal = max(outcome.replicas, 0)
     rescale_reason = ""
     if proposal > current:
         rescale_reason = f"{outcome.metric} above target"
@@ -322,7 +327,7 @@ def decide(
     computed = _Computed(
         results=outcome.results,
         invalid=outcome.invalid,
-        proposal=proposal,
+        proposal=outcome.replicas,
         proposing_metric=outcome.metric,
         normalized=normalized,
         error=outcome.error,

@@ -47,9 +47,13 @@ def to_int64(value: float) -> int:
 
 
 def to_int32(value: float) -> int:
-    """Go's int32(float64) on amd64: converted through int64, then the low 32 bits."""
-    wide = to_int64(value)
-    return (wide - MIN_INT32) % 2**32 + MIN_INT32
+    """Go's int32(float64) on amd64 (CVTTSD2SL): truncation, and MinInt32 for NaN and out-of-range values."""
+    if math.isnan(value) or math.isinf(value):
+        return MIN_INT32
+    truncated = int(value)
+    if truncated > MAX_INT32 or truncated < MIN_INT32:
+        return MIN_INT32
+    return truncated
 
 
 def ceil_int32(value: float) -> int:
@@ -70,9 +74,10 @@ def saturated_ceil_int32(value: float) -> int:
     """A replica count: `int32(math.Ceil(value))`, but at most MaxInt32 where Go's conversion would wrap.
 
     Upstream caps some replica counts at MaxInt32 (getUsageRatioReplicaCount, GetExternalPerPodMetricReplicas)
-    and converts others unchecked, where a ratio past the int32 range wraps to a negative or small count and
-    scales the target to its minimum. Every count the core proposes saturates instead (docs/compatibility.md).
+    and converts others unchecked, where a ratio past the int32 range becomes MinInt32, a proposal that the
+    floor at 0 turns into a scale to the minimum. Every count the core proposes saturates instead
+    (docs/compatibility.md).
     """
     if not math.isnan(value) and value > MAX_INT32:
         return MAX_INT32
-    return ceil_int32(value)
+    return ceil_int32(value)  # below the range Go gives MinInt32, which the proposal's floor at 0 absorbs

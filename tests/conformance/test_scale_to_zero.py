@@ -53,8 +53,8 @@ def case(name: str, *, desired: int, conditions: tuple[tuple[str, str, str], ...
 
 
 AT_ZERO = [
-    case("shouldComputeMetricsForZeroReplicas: gate off, a ScaledToZero condition is not read: disabled",
-         desired=0, conditions=((ZERO, "True", "ScaledToZero"), *DISABLED),
+    case("shouldComputeMetricsForZeroReplicas: gate off, a ScaledToZero condition is not read, and removed: disabled",
+         desired=0, conditions=DISABLED,
          min_replicas=0, spec_replicas=0, metrics=[QUEUE], reported_levels=[300_000],
          feature_gates=GATE_OFF, status_conditions=[SCALED_TO_ZERO_TRUE]),
     case("shouldComputeMetricsForZeroReplicas: gate off (1.36's default), minReplicas 0: disabled",

@@ -47,7 +47,10 @@ MAX_INT64 = 2**63 - 1
 MAX_QUANTITY_MILLI = MAX_INT64
 
 counts = st.one_of(st.integers(0, 12), st.sampled_from([MAX_INT32 - 1, MAX_INT32]))
-milli_values = st.one_of(st.integers(0, 10**6), st.sampled_from([1, MAX_INT64 // 2, MAX_INT64 - 1, MAX_INT64]))
+milli_values = st.one_of(
+    st.integers(0, 10**6), st.sampled_from([1, MAX_INT64 // 2, MAX_INT64 - 1, MAX_INT64]), st.integers(-(10**6), -1)
+)
+negative_milli_values = st.sampled_from([-1, -(10**9), -(2**62)])
 quantities = st.one_of(
     st.integers(1, 10**6).map(lambda m: f"{m}m"),
     st.sampled_from(["1m", "1", "1e3", f"{MAX_QUANTITY_MILLI}m", "9223372036854775"]),
@@ -134,6 +137,12 @@ def _pods(count: int, draw: Any) -> tuple[Pod, ...]:
 def _reading(metric: MetricSpec, pods: tuple[Pod, ...], draw: Any) -> MetricInput:
     if draw(st.integers(0, 9)) == 0:
         return MetricFailure("no data")
+    if draw(st.integers(0, 9)) == 0:
+        milli = draw(negative_milli_values)  # a metric may be negative (a derivative, a balance)
+        if metric.type == MetricSourceType.OBJECT:
+            return ObjectReading(milli, NOW)
+        if metric.type == MetricSourceType.EXTERNAL:
+            return ExternalReading((milli,), NOW)
     names = [p.name for p in pods if draw(st.booleans())]
     match metric.type:
         case MetricSourceType.RESOURCE:
@@ -188,10 +197,28 @@ def test_an_accepted_spec_never_breaks_the_core(raw: dict[str, Any], data: st.Da
         assert spec.min_replicas <= desired <= spec.max_replicas or desired == 0 == spec.min_replicas
     else:
         assert desired == current
+    # A proposal below 0 (negative readings) counts as 0, as reconcileAutoscaler's max with 0 does: the
+    # behaviour state never records a negative recommendation.
+    assert all(r.replicas >= 0 for r in result.state.recommendations or ())
+    negative = any(_negative(r) for r in readings)
     for metric in result.metrics:
         if metric.proposed_replicas is not None:
-            assert 0 <= metric.proposed_replicas <= MAX_INT32
+            assert metric.proposed_replicas <= MAX_INT32
+            assert negative or metric.proposed_replicas >= 0
         status = metric.status
         if status is not None:
             for value in (status.value, status.average_value, status.average_utilization):
-                assert value is None or 0 <= value <= MAX_INT64
+                assert value is None or ((negative or value >= 0) and abs(value) <= MAX_INT64)
+
+
+def _negative(reading: MetricInput) -> bool:
+    match reading:
+        case ResourceReading():
+            return any(v < 0 for p in reading.pods for c in p.containers for v in c.usage.values())
+        case PodsReading():
+            return any(item.value < 0 for item in reading.items)
+        case ObjectReading():
+            return reading.value < 0
+        case ExternalReading():
+            return any(v < 0 for v in reading.values)
+    return False
