@@ -1,7 +1,8 @@
 """A spec with several wrong fields gets every problem at once, as the API server reports them.
 
 Each case lists the exact field paths reported, in order, through the three ways in: `replay` of a snapshot
-holding the object, the spec-file loader, and `autoscaler check` (its command function, on a file). A value
+holding the object, the spec-file loader, and `autoscaler check` (its command function, on a file); the CRD
+applied offline (tests/spec/crd_schema.py) names the same fields but where a case says otherwise. A value
 of the right type that breaks its field's rule is reported with every problem of the rules that span
 fields; a value that does not decode stops those rules; a rule that needs the value of a field with a
 problem of its own is not checked, so it adds no second problem. docs/spec.md ("How problems are reported")
@@ -24,6 +25,7 @@ from autoscaler.cli import check
 from autoscaler.spec.errors import SpecError
 from autoscaler.spec.hpa import to_core
 from autoscaler.spec.validation import load_spec
+from tests.spec.crd_schema import crd_problems
 from tests.spec.specs import (
     CONTAINER_METRIC,
     DELETE,
@@ -44,8 +46,14 @@ MAX_BELOW_MIN = (at("spec.minReplicas", 5), at("spec.maxReplicas", 4))
 WINDOW = "spec.behavior.scaleDown.stabilizationWindowSeconds"
 
 
-def case(name: str, *mutations: Mutation, reported: tuple[str, ...]) -> Any:
-    return pytest.param(mutations, reported, id=name)
+def case(name: str, *mutations: Mutation, reported: tuple[str, ...], crd: tuple[str, ...] | None = None) -> Any:
+    """`reported`: the paths the spec layer names, in order; `crd`: the CRD's, where they differ (a set)."""
+    return pytest.param(mutations, reported, frozenset(reported if crd is None else crd), id=name)
+
+
+# The API server skips a custom resource's CEL rules (the CRD's rules across fields) after an enum or a
+# required-field error too, and runs them after an integer beyond int32 or a string that is not a quantity,
+# which a custom resource's schema checks as a bound and a pattern (docs/spec.md).
 
 
 # fmt: off
@@ -60,7 +68,9 @@ CASES = [
          at("spec.behavior.scaleDown.selectPolicy", "Maximum"),
          at("spec.behavior.scaleDown.policies", [{"type": "Pods", "value": 1, "periodSeconds": 0}]),
          reported=("spec.maxReplicas", "spec.behavior.scaleUp.policies", "spec.behavior.scaleDown.selectPolicy",
-                   "spec.behavior.scaleDown.policies[0].periodSeconds")),
+                   "spec.behavior.scaleDown.policies[0].periodSeconds"),
+         crd=("spec.behavior.scaleUp.policies", "spec.behavior.scaleDown.selectPolicy",
+              "spec.behavior.scaleDown.policies[0].periodSeconds")),
     case("averageUtilization 0 beside a second member and a Pods metric's Value target",
          at(f"{RESOURCE_TARGET}.averageUtilization", 0), at("spec.metrics.1.resource", RESOURCE_METRIC["resource"]),
          at(PODS_TARGET, {"type": "Value", "value": "5"}),
@@ -78,10 +88,12 @@ CASES = [
     case("a quantity too large for 64 bits and a negative tolerance beside maxReplicas below minReplicas",
          *MAX_BELOW_MIN, at(f"{PODS_TARGET}.averageValue", "1e30"), at("spec.behavior.scaleDown.tolerance", "-0.1"),
          reported=("spec.maxReplicas", "spec.metrics[1].pods.target.averageValue",
-                   "spec.behavior.scaleDown.tolerance")),
+                   "spec.behavior.scaleDown.tolerance"),
+         crd=("spec.maxReplicas", "spec.behavior.scaleDown.tolerance")),  # a pattern cannot bound a magnitude
     case("a missing scaleTargetRef kind and a missing target beside maxReplicas below minReplicas",
          *MAX_BELOW_MIN, at("spec.scaleTargetRef.kind", DELETE), at("spec.metrics.1.pods.target", DELETE),
-         reported=("spec.scaleTargetRef.kind", "spec.maxReplicas", "spec.metrics[1].pods.target")),
+         reported=("spec.scaleTargetRef.kind", "spec.maxReplicas", "spec.metrics[1].pods.target"),
+         crd=("spec.scaleTargetRef.kind", "spec.metrics[1].pods.target")),
     case("minReplicas 0 without an Object or External metric beside a window over 3600",
          at("spec.minReplicas", 0), at("spec.metrics", [RESOURCE_METRIC]), at(WINDOW, 7200),
          reported=("spec.metrics", WINDOW)),
@@ -111,11 +123,13 @@ CASES = [
          reported=("spec.maxReplicas",)),
     case("an unknown field stops them", *MAX_BELOW_MIN, at("spec.maxReplica", 3), reported=("spec.maxReplica",)),
     case("maxReplicas beyond int32 does not decode", at("spec.maxReplicas", 2**31),
-         at(RESOURCE_TARGET, {"type": "Value", "value": "5"}), reported=("spec.maxReplicas",)),
+         at(RESOURCE_TARGET, {"type": "Value", "value": "5"}), reported=("spec.maxReplicas",),
+         crd=("spec.maxReplicas", "spec.metrics[0].resource.target.type")),
     case("a number for an enum does not decode", *MAX_BELOW_MIN, at("spec.behavior.scaleDown.selectPolicy", 1),
          reported=("spec.behavior.scaleDown.selectPolicy",)),
     case("a string that is not a quantity does not decode", *MAX_BELOW_MIN,
-         at(f"{PODS_TARGET}.averageValue", "5 cores"), reported=("spec.metrics[1].pods.target.averageValue",)),
+         at(f"{PODS_TARGET}.averageValue", "5 cores"), reported=("spec.metrics[1].pods.target.averageValue",),
+         crd=("spec.maxReplicas", "spec.metrics[1].pods.target.averageValue")),
     case("a fractional window does not decode", *MAX_BELOW_MIN, at(WINDOW, 2.5), reported=(WINDOW,)),
     case("a value that does not decode: every field's own problem is still listed, no rule that spans fields",
          at("spec.maxReplicas", "ten"), at(f"{PODS_TARGET}.averageValue", "0"),
@@ -139,9 +153,9 @@ def _check_command(obj: dict[str, Any], tmp_path: Path) -> list[tuple[str, str]]
     return [(field, message) for field, message in fields_and_messages]
 
 
-@pytest.mark.parametrize(("mutations", "reported"), CASES)
+@pytest.mark.parametrize(("mutations", "reported", "crd"), CASES)
 def test_every_problem_is_reported_at_once_and_once_each(
-    mutations: tuple[Mutation, ...], reported: tuple[str, ...], tmp_path: Path
+    mutations: tuple[Mutation, ...], reported: tuple[str, ...], crd: frozenset[str], tmp_path: Path
 ) -> None:
     obj = apply(mutations)
     loader = check_problems(obj, new=False)
@@ -149,6 +163,7 @@ def test_every_problem_is_reported_at_once_and_once_each(
     assert all(message for _, message in loader)
     assert replay_problems(obj) == loader
     assert _check_command(obj, tmp_path) == loader
+    assert {path for path, _ in crd_problems(obj)} == crd
 
 
 def test_the_issues_example_reads_as_the_api_server_would_report_it(tmp_path: Path) -> None:
