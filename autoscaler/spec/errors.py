@@ -6,9 +6,12 @@ greater than 0". Paths are written as in Kubernetes' own errors (dots for fields
 
 from __future__ import annotations
 
+import re
+import types
+import typing
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 Problem = tuple[str, str]
 
@@ -95,3 +98,42 @@ def describe_value(value: Any) -> str:
 def pydantic_problems(err: ValidationError, prefix: str = "") -> list[Problem]:
     """Every error pydantic found, as problems whose paths start at `prefix`."""
     return [(join(prefix, error_path(tuple(item["loc"]))), _message(item)) for item in err.errors()]
+
+
+_SEGMENT = re.compile(r"\[(\d+)\]|\.?([^.\[]+)")
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The model a field holds, directly, in a list or as an optional value; None for a plain value."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    if typing.get_origin(annotation) in (list, typing.Union, types.UnionType, typing.Annotated):
+        for arg in typing.get_args(annotation):
+            model = _model_in(arg)
+            if model is not None:
+                return model
+    return None
+
+
+def _field_order(path: str, model: type[BaseModel] | None) -> list[tuple[int, str]]:
+    """A sort key for a path: each field by its place in its model (unknown ones last), each item by index."""
+    key: list[tuple[int, str]] = []
+    for match in _SEGMENT.finditer(path):
+        index, name = match.groups()
+        if index is not None:
+            key.append((int(index), ""))
+            continue
+        fields = list(model.model_fields.items()) if model is not None else []
+        place = next((i for i, (n, f) in enumerate(fields) if name in (n, f.alias)), len(fields))
+        key.append((place, name))
+        model = _model_in(fields[place][1].annotation) if place < len(fields) else None
+    return key
+
+
+def in_field_order(problems: list[Problem], *, model: type[BaseModel], prefix: str = "") -> list[Problem]:
+    """The problems once each, in the order of the fields of `model` (which `prefix` names) and of list items.
+
+    Problems of one field keep their order, so a field's own problem comes before the rules that span fields.
+    """
+    unique = list(dict.fromkeys(problems))
+    return sorted(unique, key=lambda problem: _field_order(problem[0].removeprefix(prefix), model))

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field, PlainValidator, WithJsonSchema
+from pydantic_core import PydanticCustomError
 
 from autoscaler.core.formats import QuantityError, duration_seconds, milli_value, parse_time
 from autoscaler.spec.errors import describe_value
@@ -34,15 +35,24 @@ WholeSeconds = Annotated[int, Field(ge=0, le=int(GO_DURATION_MAX_SECONDS))]
 
 # --- Quantities ------------------------------------------------------------------------------------------
 
+# The error type of a value that does not read as a quantity at all (the wrong JSON type, or a string that
+# does not parse): the API server refuses it while decoding the object, before validation. A quantity that
+# reads but is out of bounds (not positive, too large) is a plain value error, a validation failure.
+QUANTITY_PARSING = "quantity_parsing"
+
+
+def _not_a_quantity(message: str) -> PydanticCustomError:
+    return PydanticCustomError(QUANTITY_PARSING, "{message}", {"message": message})
+
 
 def _milli(value: Any) -> int:
     """MilliValue() of a quantity, refusing what Kubernetes cannot hold (raises ValueError)."""
     if isinstance(value, bool) or not isinstance(value, str | int | float):
-        raise ValueError(f"a quantity is a string like '250m' or a number, not {describe_value(value)}")
+        raise _not_a_quantity(f"a quantity is a string like '250m' or a number, not {describe_value(value)}")
     try:
         milli = milli_value(value)
     except QuantityError as err:
-        raise ValueError(str(err)) from None
+        raise _not_a_quantity(str(err)) from None
     if not -INT64_MAX - 1 <= milli <= INT64_MAX:
         raise ValueError(f"{value!r} is out of range: its milli-value does not fit in a 64-bit integer")
     return milli
@@ -56,9 +66,9 @@ def _quantity(value: Any) -> str | int | float:
 def _spec_quantity(value: Any) -> str | int:
     """A quantity in the autoscaler spec: a string, or an integer (the CRD's int-or-string)."""
     if isinstance(value, str) and value != value.strip():
-        raise ValueError(f"{value!r} is not a Kubernetes quantity: it has surrounding spaces")
+        raise _not_a_quantity(f"{value!r} is not a Kubernetes quantity: it has surrounding spaces")
     if isinstance(value, float):
-        raise ValueError(
+        raise _not_a_quantity(
             f"write the quantity {value!r} as a string ({str(value)!r}): the CRD schema takes a quantity as "
             "a string or an integer (int-or-string)"
         )

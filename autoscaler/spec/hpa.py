@@ -1,25 +1,41 @@
 """The autoscaler spec: autoscaling/v2 HorizontalPodAutoscalerSpec, strictly, plus the project's extensions.
 
-YAML speaks the HPA's camelCase. Unknown keys are errors, and so is a value of the wrong type ("2" or
-true where an integer belongs). The models check what one field alone can say (types, enums, int32
-bounds, positive targets, names); the API server's rules that span fields or depend on the object's history
-and the feature gates live in autoscaler/spec/validation.py, whose `load_spec` runs both and reports
-every problem at once. `to_core` applies the API server's defaulting (SetDefaults_HorizontalPodAutoscaler in
-pkg/apis/autoscaling/v2/defaults.go) and returns the core's `AutoscalerSpec`: minReplicas 1, a CPU 80 %
-utilization metric when none is given, and every omitted field of `behavior` from GenerateHPAScaleUpRules /
-GenerateHPAScaleDownRules. The field reference is docs/spec.md.
+YAML speaks the HPA's camelCase. Unknown keys are errors, and so is a value of the wrong type ("2" or true
+where an integer belongs). The models check what one field alone can say (types, enums, int32 bounds,
+positive targets, names); the API server's rules that span fields or depend on the object's history and the
+feature gates live in autoscaler/spec/validation.py, whose `load_spec` runs both and reports every problem
+at once. `parse_spec` tells the two kinds of field problem apart, as the API server does: a value that does
+not decode (the wrong JSON type, an integer beyond int32, an unknown field, a string that is not a quantity)
+ends the reading there; a value that decodes but fails its field's checks is set aside (SET_ASIDE), so the
+rules across fields still run on the rest. `to_core` applies the API server's defaulting
+(SetDefaults_HorizontalPodAutoscaler in pkg/apis/autoscaling/v2/defaults.go) and returns the core's
+`AutoscalerSpec`: minReplicas 1, a CPU 80 % utilization metric when none is given, and every omitted field
+of `behavior` from GenerateHPAScaleUpRules / GenerateHPAScaleDownRules. The field reference is docs/spec.md.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    ValidatorFunctionWrapHandler,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import ErrorDetails
 
 from autoscaler.core import types as core
 from autoscaler.core.formats import approximate_float, milli_value, quantity_text
 from autoscaler.spec.errors import Problem, pydantic_problems
 from autoscaler.spec.fields import (
+    INT32_MAX,
+    QUANTITY_PARSING,
     ContainerName,
     ContainerResourceName,
     NonNegativeInt32,
@@ -39,8 +55,54 @@ MAX_POLICY_PERIOD_SECONDS = 1800  # MaxPeriodSeconds
 MAX_STABILIZATION_WINDOW_SECONDS = 3600  # MaxStabilizationWindowSeconds
 
 
+class _SetAside:
+    """The value of a field that failed its own checks, in a spec read partially (`parse_spec`)."""
+
+    def __repr__(self) -> str:
+        return "<set aside>"
+
+
+SET_ASIDE = _SetAside()
+_PARTIAL = "partial"  # the validation context's key for reading a spec partially
+
+
+def known(value: object) -> bool:
+    """Whether a field of a partially read spec holds its value (not SET_ASIDE: it had a problem of its own)."""
+    return value is not SET_ASIDE
+
+
+def _partial(info: ValidationInfo) -> bool:
+    return isinstance(info.context, dict) and info.context.get(_PARTIAL) is True
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True, strict=True)
+
+    # Read partially, a spec keeps every field that passes its checks and sets aside (SET_ASIDE) every field
+    # that does not, a missing required one included, so the rules across fields can still run on the rest.
+    @model_validator(mode="before")
+    @classmethod
+    def _set_aside_missing(cls, data: Any, info: ValidationInfo) -> Any:
+        if not _partial(info) or not isinstance(data, dict):
+            return data
+        missing = {
+            field.alias or name: SET_ASIDE
+            for name, field in cls.model_fields.items()
+            if field.is_required() and (field.alias or name) not in data and name not in data
+        }
+        return {**data, **missing}
+
+    @field_validator("*", mode="wrap")
+    @classmethod
+    def _set_aside_invalid(cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo) -> Any:
+        if not _partial(info):
+            return handler(value)
+        if value is SET_ASIDE:
+            return value
+        try:
+            return handler(value)
+        except ValidationError:
+            return SET_ASIDE
 
 
 class CrossVersionObjectReference(_Model):
@@ -207,14 +269,55 @@ class AutoscalerSpec(_Model):
     )
 
 
-def parse_spec(data: Any, *, path: str = "spec") -> tuple[AutoscalerSpec | None, list[Problem]]:
-    """The spec model, or None and the problems of its fields (types, bounds, names), each with its path."""
+# Pydantic's errors for a value of the wrong JSON type, an unknown field, and the spec layer's own for a
+# string that is not a quantity: the API server refuses these while decoding the object, before validation.
+_DECODE_ERRORS = frozenset(
+    {
+        "int_type", "int_parsing", "int_from_float", "float_type", "float_parsing", "string_type", "bool_type",
+        "bool_parsing", "list_type", "dict_type", "model_type", "model_attributes_type", "extra_forbidden",
+        QUANTITY_PARSING,
+    }
+)  # fmt: skip
+_NUMBER_BOUNDS = frozenset({"greater_than", "greater_than_equal", "less_than", "less_than_equal"})
+
+
+def _undecodable(item: ErrorDetails) -> bool:
+    """Whether a field's error means its value did not decode, rather than failed validation."""
+    kind, value = item["type"], item.get("input")
+    if kind == "literal_error":  # an enum's value that is not a string (a number, a list) does not decode
+        return not isinstance(value, str)
+    if kind in _NUMBER_BOUNDS:  # every integer of the spec is an int32: one beyond it does not decode
+        return isinstance(value, int) and not isinstance(value, bool) and not -INT32_MAX - 1 <= value <= INT32_MAX
+    return kind in _DECODE_ERRORS
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedSpec:
+    """A spec's fields as read: each field's own problems, and the spec to check the rules across fields on.
+
+    `spec` is the whole model when `problems` is empty. When every value decoded but some failed their own
+    checks (bounds, enums, names), it is the spec read partially: those fields hold SET_ASIDE (see `known`).
+    When a value did not decode, it is None: as the API server, nothing is validated past decoding.
+    """
+
+    spec: AutoscalerSpec | None
+    problems: list[Problem]
+
+
+def parse_spec(data: Any, *, path: str = "spec") -> ParsedSpec:
+    """The spec model and the problems of its fields (types, bounds, names), each with its path."""
     if not isinstance(data, dict):
-        return None, [(path, f"must be an object, not {type(data).__name__}")]
+        return ParsedSpec(None, [(path, f"must be an object, not {type(data).__name__}")])
     try:
-        return AutoscalerSpec.model_validate(data), []
+        return ParsedSpec(AutoscalerSpec.model_validate(data), [])
     except ValidationError as err:
-        return None, pydantic_problems(err, path)
+        problems = pydantic_problems(err, path)
+        if any(_undecodable(item) for item in err.errors()):
+            return ParsedSpec(None, problems)
+    try:
+        return ParsedSpec(AutoscalerSpec.model_validate(data, context={_PARTIAL: True}), problems)
+    except ValidationError:  # a failure no field could be set aside for: report the fields' problems alone
+        return ParsedSpec(None, problems)
 
 
 # ---------------------------------------------------------------------------------------------------

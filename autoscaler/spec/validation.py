@@ -3,9 +3,12 @@
 Held beside upstream pkg/apis/autoscaling/validation/validation.go (Kubernetes 1.36) function by function;
 the rules one field can check alone (types, int32 bounds, positive targets, names) are in the models of
 autoscaler/spec/hpa.py and autoscaler/spec/fields.py. `load_spec` runs both and reports every problem, as
-the API server reports every field at once. One implementation for every path a spec comes in by: decision
-snapshots, custom resources read from the cluster, spec files and `autoscaler check`. The reference, with
-the few places where we are stricter than the API server and why, is docs/spec.md.
+the API server reports every field at once: the problems of single fields (an out-of-bounds value, an
+unknown enum value, a bad name) together with those of the rules here, which then run on the spec with the
+failing fields set aside and never read a set-aside field's value; only a value that does not decode stops
+them. Each problem once, in the order of the spec's fields. One implementation for every path a spec comes
+in by: decision snapshots, custom resources read from the cluster, spec files and `autoscaler check`. The
+reference, with the few places where we are stricter than the API server and why, is docs/spec.md.
 
 Which rules apply depends on the object's history, as upstream's validation options do
 (validationOptionsForHorizontalPodAutoscaler in pkg/registry/autoscaling/horizontalpodautoscaler/
@@ -21,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from autoscaler.spec.errors import Problem, SpecError, join
+from autoscaler.spec.errors import Problem, SpecError, in_field_order, join
 from autoscaler.spec.hpa import (
     MEMBERS,
     TARGET_TYPES,
@@ -29,6 +32,7 @@ from autoscaler.spec.hpa import (
     CrossVersionObjectReference,
     MetricSpec,
     MetricTarget,
+    known,
     parse_spec,
 )
 
@@ -54,24 +58,35 @@ def validation_options(new: AutoscalerSpec, old: AutoscalerSpec | None, *, scale
     """validationOptionsForHorizontalPodAutoscaler: `old` is None on create, the stored spec on update."""
     lower_bound = 0 if scale_to_zero or (old is not None and old.min_replicas == 0) else 1
     ref = new.scale_target_ref
-    same_ref = old is not None and (old.scale_target_ref.api_version, old.scale_target_ref.kind) == (
-        ref.api_version,
-        ref.kind,
-    )
+    identity = _identity(ref)
+    same_ref = old is not None and identity is not None and _identity(old.scale_target_ref) == identity
     scale_target_ref = ReferenceOptions(
         # The only scalable kind of the core API group has an apiVersion without a group ("v1").
-        allow_empty_api_group=not same_ref and ref.kind == "ReplicationController",
+        allow_empty_api_group=not same_ref and known(ref) and ref.kind == "ReplicationController",
         # Updates that keep the kind and apiVersion skip the apiVersion check (ratcheting).
         allow_invalid_api_version=same_ref,
     )
     old_metrics_invalid = old is not None and any(
         metric.type == "Object"
         and metric.object is not None
+        and _identity(metric.object.described_object) is not None
         and api_version_error(metric.object.described_object, ReferenceOptions(True, False)) is not None
-        for metric in old.metrics or ()
+        for metric in _metrics(old)
     )
     object_metrics = ReferenceOptions(allow_empty_api_group=True, allow_invalid_api_version=old_metrics_invalid)
     return ValidationOptions(lower_bound, scale_target_ref, object_metrics)
+
+
+def _identity(ref: CrossVersionObjectReference) -> tuple[str, str] | None:
+    """A reference's apiVersion and kind, or None when either (or the reference) is set aside."""
+    if not known(ref) or not known(ref.api_version) or not known(ref.kind):
+        return None
+    return ref.api_version, ref.kind
+
+
+def _metrics(spec: AutoscalerSpec) -> list[MetricSpec]:
+    """The spec's metrics as given (none when the list itself is set aside, as when it is too long)."""
+    return list(spec.metrics or ()) if known(spec.metrics) else []
 
 
 def parse_group_version(text: str) -> tuple[str, str]:
@@ -100,9 +115,15 @@ def api_version_error(ref: CrossVersionObjectReference, options: ReferenceOption
 
 
 def validate_spec(spec: AutoscalerSpec, *, options: ValidationOptions, path: str = "spec") -> list[Problem]:
-    """validateHorizontalPodAutoscalerSpec, for the rules the field types cannot check alone."""
+    """validateHorizontalPodAutoscalerSpec, for the rules the field types cannot check alone.
+
+    On a spec read partially (`hpa.parse_spec`), a rule that reads the value of a field set aside is not
+    checked: that field has its problem already, and its value is not known. A field set aside still counts
+    as given (the rules "required for a target of type ..." and "may not set both" read only that).
+    """
     problems: list[Problem] = []
-    if spec.min_replicas is not None and spec.min_replicas < options.min_replicas_lower_bound:
+    minimum, maximum = spec.min_replicas, spec.max_replicas
+    if known(minimum) and minimum is not None and minimum < options.min_replicas_lower_bound:
         problems.append(
             (
                 join(path, "minReplicas"),
@@ -110,16 +131,14 @@ def validate_spec(spec: AutoscalerSpec, *, options: ValidationOptions, path: str
                 "(0 needs the HPAScaleToZero feature gate on a new object)",
             )
         )
-    if spec.min_replicas is not None and spec.max_replicas < spec.min_replicas:
+    if known(minimum) and known(maximum) and minimum is not None and maximum < minimum:
         problems.append(
-            (
-                join(path, "maxReplicas"),
-                f"must be greater than or equal to `minReplicas` ({spec.max_replicas} < {spec.min_replicas})",
-            )
+            (join(path, "maxReplicas"), f"must be greater than or equal to `minReplicas` ({maximum} < {minimum})")
         )
-    error = api_version_error(spec.scale_target_ref, options.scale_target_ref)
-    if error is not None:
-        problems.append((join(path, "scaleTargetRef.apiVersion"), error))
+    if _identity(spec.scale_target_ref) is not None:
+        error = api_version_error(spec.scale_target_ref, options.scale_target_ref)
+        if error is not None:
+            problems.append((join(path, "scaleTargetRef.apiVersion"), error))
     problems += _validate_metrics(spec, path=join(path, "metrics"), options=options)
     return problems
 
@@ -127,10 +146,12 @@ def validate_spec(spec: AutoscalerSpec, *, options: ValidationOptions, path: str
 def _validate_metrics(spec: AutoscalerSpec, *, path: str, options: ValidationOptions) -> list[Problem]:
     """validateMetrics; the metrics are those after defaulting (no metrics means CPU at 80 %)."""
     problems: list[Problem] = []
-    for i, metric in enumerate(spec.metrics or ()):
+    metrics = _metrics(spec)
+    for i, metric in enumerate(metrics):
         problems += _validate_metric(metric, path=f"{path}[{i}]", options=options)
-    types = {metric.type for metric in spec.metrics or ()}
-    if spec.min_replicas == 0 and not types & {"Object", "External"}:
+    types = {metric.type for metric in metrics}
+    every_type_known = known(spec.metrics) and all(known(kind) for kind in types)
+    if spec.min_replicas == 0 and every_type_known and not types & {"Object", "External"}:
         defaulted = "" if spec.metrics else " (with no metrics the spec defaults to CPU utilization)"
         problems.append(
             (
@@ -144,6 +165,8 @@ def _validate_metrics(spec: AutoscalerSpec, *, path: str, options: ValidationOpt
 def _validate_members(metric: MetricSpec, *, path: str) -> list[Problem]:
     """validateMetricSpec: the member of the metric's type is set, and no other."""
     problems: list[Problem] = []
+    if not known(metric.type):
+        return problems
     wanted = MEMBERS[metric.type]
     for member in MEMBERS.values():
         if member != wanted and metric.member(member) is not None:
@@ -156,15 +179,18 @@ def _validate_members(metric: MetricSpec, *, path: str) -> list[Problem]:
 def _validate_metric(metric: MetricSpec, *, path: str, options: ValidationOptions) -> list[Problem]:
     """validateMetricSpec and the validate*Source function of its type."""
     problems = _validate_members(metric, path=path)
+    if not known(metric.type):
+        return problems
     wanted = MEMBERS[metric.type]
     source = metric.member(wanted)
     if source is None:
         return problems
-    if metric.object is not None:
+    if metric.object is not None and _identity(metric.object.described_object) is not None:
         error = api_version_error(metric.object.described_object, options.object_metrics)
         if error is not None:
             problems.append((join(path, f"{wanted}.describedObject.apiVersion"), error))
-    problems += _validate_target(source.target, metric_type=metric.type, path=join(path, f"{wanted}.target"))
+    if known(source.target):
+        problems += _validate_target(source.target, metric_type=metric.type, path=join(path, f"{wanted}.target"))
     return problems
 
 
@@ -175,14 +201,14 @@ def _validate_target(target: MetricTarget, *, metric_type: str, path: str) -> li
     """The target rules of validateResourceSource, validatePodsSource, validateObjectSource, ... by type."""
     problems: list[Problem] = []
     allowed = TARGET_TYPES[metric_type]
-    if target.type not in allowed:
+    if known(target.type) and target.type not in allowed:
         problems.append(
             (
                 join(path, "type"),
                 f"a {metric_type} metric takes a {' or '.join(allowed)} target, not {target.type}",
             )
         )
-    else:
+    elif known(target.type):
         field = _TARGET_FIELDS[target.type]
         if _target_field(target, field) is None:
             problems.append((join(path, field), f"required for a target of type {target.type}"))
@@ -211,7 +237,7 @@ def load_spec(
     path: str = "spec",
     source: str = "",
 ) -> AutoscalerSpec:
-    """Parse and validate one spec, raising SpecError with every problem.
+    """Parse and validate one spec, raising SpecError with every problem, in the order of the spec's fields.
 
     `stored` validates the spec as an object the API server already holds (as an update that changes
     nothing); `stored=False` as a new object (create), where minReplicas 0 needs the HPAScaleToZero gate.
@@ -219,18 +245,19 @@ def load_spec(
     member of its type): only for transcriptions of upstream's controller tests, which build objects without
     the API server (horizontal_test.go's TestZeroMinReplicasDesiredZero has minReplicas 0 and only CPU).
     """
-    spec, problems = parse_spec(data, path=path)
-    if spec is None:
-        raise SpecError(problems, source=source)
-    if api_rules:
+    parsed = parse_spec(data, path=path)
+    spec = parsed.spec
+    rules: list[Problem] = []
+    if spec is not None and api_rules:
         options = validation_options(spec, spec if stored else None, scale_to_zero=scale_to_zero)
-        problems = validate_spec(spec, options=options, path=path)
-    else:
-        problems = [
+        rules = validate_spec(spec, options=options, path=path)
+    elif spec is not None:
+        rules = [
             problem
-            for i, metric in enumerate(spec.metrics or ())
+            for i, metric in enumerate(_metrics(spec))
             for problem in _validate_members(metric, path=join(path, f"metrics[{i}]"))
         ]
-    if problems:
+    problems = in_field_order(parsed.problems + rules, model=AutoscalerSpec, prefix=path)
+    if problems or spec is None:
         raise SpecError(problems, source=source)
     return spec

@@ -53,22 +53,39 @@ def _join(path: str, child: str) -> str:
     return f"{path}.{child}" if path else child
 
 
+# The schema errors after which the API server does not run a custom resource's CEL rules: hasBlockingErr in
+# apiextensions-apiserver's pkg/registry/customresource/strategy.go (TypeInvalid, Required, NotSupported,
+# TooLong, TooMany), and an unknown field, which strict field validation refuses while decoding. A pattern
+# or a bound (Invalid) does not stop them. An int-or-string that is neither fails `anyOf`: a type error.
+BLOCKING = frozenset({"type", "anyOf", "required", "enum", "maxLength", "maxItems", "additionalProperties"})
+
+
 def structural_problems(obj: Any, schema: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(path, message) for path, message, _ in _structural(obj, schema)]
+
+
+def _structural(obj: Any, schema: dict[str, Any]) -> list[tuple[str, str, bool]]:
+    """Each schema problem, and whether it is one that stops the CEL rules."""
     validator = jsonschema.Draft4Validator(_strict(schema))
     problems = []
     for error in validator.iter_errors(obj):
+        # JSON decodes an integer beyond int64 as a float, which is not of type integer: a type error too.
+        beyond_int64 = isinstance(error.instance, int) and not -(2**63) <= error.instance < 2**63
+        blocking = error.validator in BLOCKING or beyond_int64
         path = _path(error.absolute_path)
         if error.validator == "required":
             for name in error.validator_value:
                 if isinstance(error.instance, dict) and name not in error.instance:
-                    problems.append((_join(path, name), "Required value"))
+                    problems.append((_join(path, name), "Required value", blocking))
         elif error.validator == "additionalProperties" and isinstance(error.instance, dict):
             known = set(error.schema.get("properties", {}))
             problems += [
-                (_join(path, name), "field not declared in schema") for name in error.instance if name not in known
+                (_join(path, name), "field not declared in schema", blocking)
+                for name in error.instance
+                if name not in known
             ]
         else:
-            problems.append((path, error.message))
+            problems.append((path, error.message, blocking))
     return problems
 
 
@@ -99,7 +116,8 @@ def cel_problems(obj: Any, schema: dict[str, Any], path: str = "") -> list[tuple
 def crd_problems(obj: dict[str, Any]) -> list[tuple[str, str]]:
     """What the API server would refuse in `obj` (a whole PrometheusAutoscaler) on create."""
     schema = openapi_schema()
-    problems = structural_problems(obj, schema)
-    if not problems:  # as the API server, CEL rules run on objects of the right shape
-        problems = cel_problems(obj, schema)
+    structural = _structural(obj, schema)
+    problems = [(path, message) for path, message, _ in structural]
+    if not any(blocking for _, _, blocking in structural):  # as the API server: see BLOCKING
+        problems += cel_problems(obj, schema)
     return problems

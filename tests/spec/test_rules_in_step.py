@@ -9,22 +9,25 @@ specs at the end are accepted by all of them. docs/spec.md holds the same table 
 
 from __future__ import annotations
 
-import copy
-import json
-from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
-from autoscaler.replay import replay_data
-from autoscaler.spec.errors import SpecError
-from autoscaler.spec.files import load_spec_text
 from tests.spec.crd_schema import crd_problems
-
-ROOT = Path(__file__).resolve().parents[2]
-SNAPSHOT = json.loads((ROOT / "docs" / "snapshots" / "resource-cpu-utilization.json").read_text())
+from tests.spec.specs import (
+    CONTAINER_METRIC,
+    DELETE,
+    EXTERNAL_TARGET,
+    OBJECT_METRIC,
+    PODS_TARGET,
+    RESOURCE_TARGET,
+    Mutation,
+    apply,
+    at,
+    base,
+    check_problems,
+    replay_problems,
+)
 
 REPLAY, CHECK, NEW, CRD = "replay", "check", "check --new", "crd"
 ALL = frozenset({REPLAY, CHECK, NEW, CRD})
@@ -33,82 +36,6 @@ ALL = frozenset({REPLAY, CHECK, NEW, CRD})
 NEW_OBJECTS = frozenset({NEW, CRD})
 # Rules the CRD schema cannot express (docs/spec.md says why): the spec layer alone refuses them.
 SPEC_LAYER = frozenset({REPLAY, CHECK, NEW})
-
-Mutation = Callable[[dict[str, Any]], None]
-
-
-def base() -> dict[str, Any]:
-    """A valid PrometheusAutoscaler: a Resource, a Pods and an External metric, and behavior."""
-    return {
-        "apiVersion": "autoscaler.dev/v1alpha1",
-        "kind": "PrometheusAutoscaler",
-        "metadata": {"name": "web", "namespace": "shop"},
-        "spec": {
-            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-            "minReplicas": 1,
-            "maxReplicas": 10,
-            "metrics": [
-                {
-                    "type": "Resource",
-                    "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 60}},
-                },
-                {
-                    "type": "Pods",
-                    "pods": {"metric": {"name": "rps"}, "target": {"type": "AverageValue", "averageValue": "50"}},
-                },
-                {
-                    "type": "External",
-                    "external": {"metric": {"name": "queue"}, "target": {"type": "Value", "value": "100"}},
-                },
-            ],
-            "behavior": {
-                "scaleUp": {
-                    "stabilizationWindowSeconds": 0,
-                    "policies": [{"type": "Pods", "value": 4, "periodSeconds": 15}],
-                },
-                "scaleDown": {"selectPolicy": "Min", "tolerance": "0.05"},
-            },
-        },
-    }
-
-
-def at(path: str, value: Any) -> Mutation:
-    """Set (or, for DELETE, remove) the value at a dotted path of the object ("spec.metrics.0.type")."""
-
-    def mutate(obj: dict[str, Any]) -> None:
-        node: Any = obj
-        parts = path.split(".")
-        for part in parts[:-1]:
-            node = node[int(part)] if part.isdigit() else node.setdefault(part, {})
-        last: Any = int(parts[-1]) if parts[-1].isdigit() else parts[-1]
-        if value is DELETE:
-            del node[last]
-        else:
-            node[last] = copy.deepcopy(value)
-
-    return mutate
-
-
-DELETE = object()
-RESOURCE_TARGET = "spec.metrics.0.resource.target"
-PODS_TARGET = "spec.metrics.1.pods.target"
-EXTERNAL_TARGET = "spec.metrics.2.external.target"
-OBJECT_METRIC = {
-    "type": "Object",
-    "object": {
-        "describedObject": {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "name": "main"},
-        "metric": {"name": "requests"},
-        "target": {"type": "Value", "value": "10"},
-    },
-}
-CONTAINER_METRIC = {
-    "type": "ContainerResource",
-    "containerResource": {
-        "name": "cpu",
-        "container": "app",
-        "target": {"type": "Utilization", "averageUtilization": 60},
-    },
-}
 
 
 def case(name: str, field: str, *mutations: Mutation, refused_by: frozenset[str] = ALL) -> Any:
@@ -284,43 +211,11 @@ VALID = [
 # fmt: on
 
 
-def _apply(mutations: Any) -> dict[str, Any]:
-    obj = base()
-    for mutate in mutations:
-        mutate(obj)
-    return obj
-
-
-def _replay_problems(obj: dict[str, Any]) -> list[tuple[str, str]]:
-    """Replay a snapshot holding the object; every metric reads as failed, which is valid input."""
-    snap = copy.deepcopy(SNAPSHOT)
-    snap["autoscaler"] = {"metadata": obj["metadata"], "spec": obj["spec"]}
-    metrics = obj["spec"].get("metrics")
-    snap["metrics"] = [{"error": "not read in this test"}] * (
-        len(metrics) if isinstance(metrics, list) and metrics else 1
-    )
-    try:
-        replay_data(snap)
-    except SpecError as err:
-        return [(path.removeprefix("autoscaler."), message) for path, message in err.problems]
-    return []
-
-
-def _check_problems(obj: dict[str, Any], *, new: bool, scale_to_zero: bool = False) -> list[tuple[str, str]]:
-    """The spec-file loader behind `autoscaler check`, on the object written as a YAML file."""
-    text = "# a workload\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n---\n" + yaml.safe_dump(obj)
-    result = load_spec_text(text, source="spec.yaml", scale_to_zero=scale_to_zero, stored=not new)
-    assert not result.problems, result.problems
-    (document,) = result.documents
-    assert document.index == 2 and document.label == "PrometheusAutoscaler shop/web"
-    return document.problems
-
-
 def _problems_by_path(obj: dict[str, Any]) -> dict[str, list[tuple[str, str]]]:
     return {
-        REPLAY: _replay_problems(obj),
-        CHECK: _check_problems(obj, new=False),
-        NEW: _check_problems(obj, new=True),
+        REPLAY: replay_problems(obj),
+        CHECK: check_problems(obj, new=False),
+        NEW: check_problems(obj, new=True),
         CRD: crd_problems(obj),
     }
 
@@ -329,7 +224,7 @@ def _problems_by_path(obj: dict[str, Any]) -> dict[str, list[tuple[str, str]]]:
 def test_an_invalid_spec_is_refused_where_the_rule_applies(
     mutations: Any, field: str, refused_by: frozenset[str]
 ) -> None:
-    found = _problems_by_path(_apply(mutations))
+    found = _problems_by_path(apply(mutations))
     for way, problems in found.items():
         if way in refused_by:
             assert field in [path for path, _ in problems], f"{way} should refuse {field}: {problems}"
@@ -340,19 +235,19 @@ def test_an_invalid_spec_is_refused_where_the_rule_applies(
 
 @pytest.mark.parametrize("mutations", VALID)
 def test_a_valid_spec_is_accepted_everywhere(mutations: Any) -> None:
-    found = _problems_by_path(_apply(mutations))
+    found = _problems_by_path(apply(mutations))
     assert {way: problems for way, problems in found.items() if problems} == {}
 
 
 def test_with_the_gate_on_a_new_object_may_have_minreplicas_0() -> None:
-    obj = _apply([at("spec.minReplicas", 0)])
-    assert _check_problems(obj, new=True, scale_to_zero=True) == []
-    assert [p for p, _ in _check_problems(obj, new=True, scale_to_zero=False)] == ["spec.minReplicas"]
+    obj = apply([at("spec.minReplicas", 0)])
+    assert check_problems(obj, new=True, scale_to_zero=True) == []
+    assert [p for p, _ in check_problems(obj, new=True, scale_to_zero=False)] == ["spec.minReplicas"]
 
 
 def test_every_problem_of_a_spec_is_reported_at_once() -> None:
     """As the API server does: one refusal lists every field, not only the first."""
-    obj = _apply(
+    obj = apply(
         [
             at("spec.minReplicas", 5),
             at("spec.maxReplicas", 4),
@@ -361,10 +256,10 @@ def test_every_problem_of_a_spec_is_reported_at_once() -> None:
         ]
     )
     expected = {"spec.maxReplicas", "spec.metrics[0].resource.target.type", "spec.metrics[2].external.target.value"}
-    assert {path for path, _ in _replay_problems(obj)} == expected
-    assert {path for path, _ in _check_problems(obj, new=False)} == expected
+    assert {path for path, _ in replay_problems(obj)} == expected
+    assert {path for path, _ in check_problems(obj, new=False)} == expected
     assert expected <= {path for path, _ in crd_problems(obj)}
-    obj = _apply([at("spec.maxReplicas", "ten"), at(f"{PODS_TARGET}.averageValue", "0"), at("spec.minReplicas", -1)])
+    obj = apply([at("spec.maxReplicas", "ten"), at(f"{PODS_TARGET}.averageValue", "0"), at("spec.minReplicas", -1)])
     expected = {"spec.maxReplicas", "spec.metrics[1].pods.target.averageValue", "spec.minReplicas"}
-    assert {path for path, _ in _replay_problems(obj)} == expected
+    assert {path for path, _ in replay_problems(obj)} == expected
     assert {path for path, _ in crd_problems(obj)} == expected
