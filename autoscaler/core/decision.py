@@ -483,7 +483,10 @@ def _compute_metrics(
 
     error = None
     if first_error is not None:
-        error = f"invalid metrics ({invalid} invalid out of {len(spec.metrics)}), first error is: {first_error.error}"
+        error = (
+            f"invalid metrics ({invalid} invalid out of {len(spec.metrics)}), first error is: "
+            f"{first_error.returned_error}"
+        )
     if invalid >= len(spec.metrics) or (invalid > 0 and replicas < scale.spec_replicas):
         if first_error is not None:
             run.condition(

@@ -31,10 +31,13 @@ class MetricComputationError(CoreError):
     grouping them), so that "held: no ready pod has a sample" explains itself.
     """
 
-    def __init__(self, message: str, *, pods: PodGroups | None = None) -> None:
+    def __init__(self, message: str, *, pods: PodGroups | None = None, returned: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.pods = pods
+        # What upstream's computeStatusFor* function returns when it is not the message of its condition
+        # and event (it wraps the calculator's error only in what it returns).
+        self.returned = returned
 
     def wrapped(self, prefix: str) -> MetricComputationError:
         """The same failure under the caller's prefix, as upstream wraps errors with fmt.Errorf."""

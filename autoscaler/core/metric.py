@@ -66,6 +66,28 @@ class MetricResult:
     error: str | None = None
     error_reason: EventReason | None = None
     pods: PodGroups | None = None
+    # The error computeStatusFor* returned, where it wraps `error` ("failed to get qps external metric: ...").
+    status_error: str | None = None
+
+    @property
+    def returned_error(self) -> str | None:
+        """The error as computeReplicasForMetric returns it, wrapped by metric type: what the HPA's
+        FailedComputeMetricsReplicas event quotes ("first error is: failed to get cpu resource metric value:
+        ..."), where the FailedGet*Metric event and the ScalingActive condition quote `error` itself."""
+        if self.error is None:
+            return None
+        error = self.status_error or self.error
+        spec = self.spec
+        match spec.type:
+            case MetricSourceType.RESOURCE:
+                return f"failed to get {spec.resource_name} resource metric value: {error}"
+            case MetricSourceType.CONTAINER_RESOURCE:
+                return f"failed to get {spec.container} container metric value: {error}"
+            case MetricSourceType.PODS:
+                return f"failed to get pods metric value: {error}"
+            case MetricSourceType.OBJECT:
+                return f"failed to get object metric value: {error}"
+        return f"failed to get {spec.metric_name} external metric value: {error}"
 
 
 def tolerances_for(spec: AutoscalerSpec, settings: Settings) -> Tolerances:
@@ -115,6 +137,7 @@ def compute_metric(
             error=err.message,
             error_reason=METRIC_FAILURE_REASONS[spec.type],
             pods=err.pods,
+            status_error=err.returned,
         )
     return MetricResult(
         index=index,
@@ -223,6 +246,7 @@ def _object(
                 tolerances=tolerances,
             ),
             f"failed to get {spec.metric_name} object metric",
+            returned_only=True,
         )
         return (
             f"external metric {spec.metric_name}({selector_text(spec.metric_selector)})",
@@ -245,7 +269,6 @@ def _external(
     """computeStatusForExternalMetric: AverageValue first, then Value (as upstream checks them)."""
     target = spec.target
     name = f"external metric {spec.metric_name}({selector_text(spec.metric_selector)})"
-    outer = f"failed to get {spec.metric_name} external metric"
 
     def values() -> ExternalReading:
         inner = f"unable to get external metric {spec.metric_name}"
@@ -260,7 +283,8 @@ def _external(
             lambda: objects.external_average_replicas(
                 status_replicas=status_replicas, target_average=average, reading=values(), tolerances=tolerances
             ),
-            outer,
+            f"failed to get {spec.metric_name} external metric",
+            returned_only=True,
         )
         return name, result, MetricStatus(spec, average_value=result.usage)
     if target.value is not None:
@@ -269,7 +293,8 @@ def _external(
             lambda: objects.external_value_replicas(
                 current_replicas=spec_replicas, target_usage=wanted, reading=values(), pods=pods, tolerances=tolerances
             ),
-            outer,
+            f"failed to get external metric {spec.metric_name}",
+            returned_only=True,
         )
         return name, result, MetricStatus(spec, value=result.usage)
     raise MetricComputationError(
@@ -277,11 +302,16 @@ def _external(
     )
 
 
-def _read(convert: Callable[[], _T], wrap: str) -> _T:
-    """Read a metric; the metrics client's own errors get the calculator's prefix, as upstream wraps them."""
+def _read(convert: Callable[[], _T], wrap: str, *, returned_only: bool = False) -> _T:
+    """Read a metric; the metrics client's own errors get the calculator's prefix, as upstream wraps them.
+
+    `returned_only`: the prefix is the one computeStatusForExternalMetric and computeStatusForObjectMetric
+    (AverageValue) add to what they return, after their condition and event quoted the error without it."""
     try:
         return convert()
     except MetricComputationError as err:
+        if returned_only:
+            raise MetricComputationError(err.message, pods=err.pods, returned=f"{wrap}: {err.message}") from err
         if err.message.startswith(wrap):
             raise
         raise err.wrapped(wrap) from err
