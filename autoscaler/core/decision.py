@@ -124,7 +124,7 @@ class ZeroRules:
             return "the target has 0 replicas and the HPAScaleToZero gate is off: autoscaling is disabled"
         if not self.scaled_to_zero:
             return (
-                "the target has 0 replicas that the autoscaler did not set (no ScaledToZero condition): "
+                "the target has 0 replicas that the autoscaler did not set (no ScaledToZero=True condition): "
                 "autoscaling is disabled, as for a target scaled to zero by hand"
             )
         return (

@@ -14,7 +14,7 @@ from __future__ import annotations
 import email.utils
 import re
 from datetime import UTC, datetime
-from decimal import ROUND_UP, Decimal, InvalidOperation, localcontext
+from decimal import ROUND_UP, Decimal, DecimalException, localcontext
 from typing import Any
 
 _QUANTITY = re.compile(
@@ -22,6 +22,9 @@ _QUANTITY = re.compile(
 )
 _DECIMAL_SUFFIXES = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
 _BINARY_SUFFIXES = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
+# Far past any quantity a milli-value can hold (int64), and small enough that exact arithmetic stays cheap.
+_MAX_EXPONENT = 1000
+_MAX_DIGITS = 200
 
 
 class QuantityError(ValueError):
@@ -36,13 +39,18 @@ def _parts(text: str) -> tuple[Decimal, int, int]:
     if not match:
         raise QuantityError(f"{text!r} is not a Kubernetes quantity (e.g. '250m', '1.5', '2Gi', '1e3')")
     suffix = match["suffix"] or ""
+    if len(match["number"]) > _MAX_DIGITS:
+        raise QuantityError(f"{text[:40]!r}... is out of range (a number longer than {_MAX_DIGITS} characters)")
     number = Decimal(match["number"])
     if suffix in _BINARY_SUFFIXES:
         return number, 0, _BINARY_SUFFIXES[suffix]
     if suffix in _DECIMAL_SUFFIXES:
         return number, _DECIMAL_SUFFIXES[suffix], 0
     if suffix[:1] in "eE":
-        return number, int(suffix[1:]), 0
+        exponent = int(suffix[1:])
+        if abs(exponent) > _MAX_EXPONENT:
+            raise QuantityError(f"{text!r} is out of range (an exponent beyond ±{_MAX_EXPONENT})")
+        return number, exponent, 0
     raise QuantityError(f"{text!r} has an unknown suffix {suffix!r}")
 
 
@@ -69,7 +77,7 @@ def milli_value(text: str | int | float) -> int:
             ctx.prec = 200
             milli = exact_value(text) * 1000
             return int(milli.to_integral_value(rounding=ROUND_UP))
-    except InvalidOperation as err:
+    except DecimalException as err:
         raise QuantityError(f"{text!r} is out of range") from err
 
 
@@ -84,7 +92,10 @@ def approximate_float(text: str | int | float) -> float:
     total = exponent + exp10
     if total == 0:
         return float(unscaled)
-    return float(unscaled) * (10.0**total)
+    try:
+        return float(unscaled) * (10.0**total)
+    except OverflowError:
+        return float(exact_value(text))  # past float64: ±inf, or the value where 10.0**total alone overflows
 
 
 def format_milli(milli: int) -> str:

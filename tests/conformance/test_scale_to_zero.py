@@ -176,4 +176,4 @@ def test_a_disabled_zero_explains_why() -> None:
     manual = replay_data(
         horizontal_test_snapshot(**at_zero, metrics=[QUEUE], reported_levels=[1], feature_gates=GATE_ON)
     )
-    assert "no ScaledToZero condition" in manual["summary"]
+    assert "no ScaledToZero=True condition" in manual["summary"]

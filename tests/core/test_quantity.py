@@ -72,3 +72,26 @@ def test_durations(text: str | int, seconds: float) -> None:
 def test_not_a_duration(text: str) -> None:
     with pytest.raises(QuantityError, match="is not a duration"):
         duration_seconds(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("1e999999999", id="an exponent that would overflow decimal arithmetic"),
+        pytest.param("1e-999999999", id="an exponent that would underflow it"),
+        pytest.param("9" * 5000, id="a number past Python's integer-string limit"),
+        pytest.param("1." + "0" * 300 + "1", id="a fraction longer than any real quantity"),
+    ],
+)
+def test_a_quantity_out_of_any_range_is_a_quantity_error(text: str) -> None:
+    """Never decimal.Overflow or ValueError from the arithmetic: the spec layer turns QuantityError into a field
+    problem, so `check` and `replay` name the field instead of printing a traceback."""
+    with pytest.raises(QuantityError, match="out of range"):
+        milli_value(text)
+    with pytest.raises(QuantityError, match="out of range"):
+        approximate_float(text)
+
+
+def test_approximate_float_past_float64_is_infinite() -> None:
+    assert approximate_float("1e400") == float("inf")
+    assert approximate_float("-1e400") == float("-inf")
