@@ -201,8 +201,15 @@ class PrometheusClient:
         )
         try:
             chunks = []
+            size = 0
+            limit = self._server.max_response_bytes
             for chunk in response.iter_content(_CHUNK_BYTES):
                 chunks.append(chunk)
+                size += len(chunk)
+                if size > limit:
+                    raise BadResponseError(
+                        f"the answer is larger than maxResponseBytes ({limit} bytes, after decompression)"
+                    )
                 if self._monotonic() >= cutoff:
                     raise _CutOff
             return response.status_code, response.headers, b"".join(chunks)

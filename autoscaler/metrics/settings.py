@@ -55,6 +55,8 @@ class RetrySettings(_Strict):
     budget_seconds: float | None = Field(
         default=None,
         gt=0,
+        le=3600,
+        allow_inf_nan=False,
         description="Stop retrying once the next attempt would start later than this after the first (or "
         "after the pass's deadline); default: a third of the sync period. The next tick is the retry for "
         "anything longer.",
@@ -80,6 +82,8 @@ class PrometheusServer(_Strict):
     timeout_seconds: float = Field(
         default=5.0,
         gt=0,
+        le=3600,
+        allow_inf_nan=False,
         description="Wall-clock bound on one HTTP request (connect, headers and body together, however slowly "
         "the server sends), in seconds; cut shorter by what is left of the pass.",
     )
@@ -88,6 +92,13 @@ class PrometheusServer(_Strict):
         description="Extra query parameters on every query, e.g. Thanos `dedup: 'true'`, `partial_response: 'false'`.",
     )
     retry: RetrySettings = Field(default_factory=RetrySettings, description="Retries of transient errors.")
+    max_response_bytes: int = Field(
+        default=32 * 1024 * 1024,
+        ge=1024,
+        le=1024**3,
+        description="The largest answer read from this server, after decompression; a larger one is a "
+        "bad_response (a compressed bomb or a runaway query must not exhaust the daemon's memory).",
+    )
 
     @field_validator("url")
     @classmethod
@@ -194,6 +205,8 @@ class MetricsSettings(_Strict):
     staleness_seconds: float | None = Field(
         default=None,
         gt=0,
+        le=86400,
+        allow_inf_nan=False,
         description="Default staleness budget; default: twice the sync period plus 60 s (one scrape "
         "interval of up to a minute and a missed tick).",
     )
@@ -203,6 +216,8 @@ class MetricsSettings(_Strict):
     pass_deadline_seconds: float | None = Field(
         default=None,
         gt=0,
+        le=3600,
+        allow_inf_nan=False,
         description="The evaluation pass is over by this wall-clock deadline whatever the servers do: a query "
         "still running is cut off, one not started is not sent, each a QueryTimeoutError; default: 80 % of "
         "the shortest sync period in the pass, so a slow server cannot stall a tick.",

@@ -146,13 +146,21 @@ class _Reader:
         if not isinstance(pair, list) or len(pair) != 2:
             raise BadResponseError(f"{path} is {self.show(pair)}, not a [time, value] pair")
         time, value = pair
-        if isinstance(time, bool) or not isinstance(time, int | float) or not math.isfinite(time):
+        if isinstance(time, bool) or not isinstance(time, int | float) or not _finite_seconds(time):
             raise BadResponseError(f"{path}[0] (the sample time) is {self.show(time)}, not a number of seconds")
         if not isinstance(value, str):
             raise BadResponseError(f"{path}[1] (the sample value) is {self.show(value)}, not a string")
         if not text and not _SAMPLE_VALUE.match(value):
             raise BadResponseError(f"{path}[1] (the sample value) {self.text(value, 40)} is not a number")
         return float(time), value
+
+
+def _finite_seconds(value: int | float) -> bool:
+    """A sample time a float can hold: an integer past float64's range (10**400) is not one."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def _kind(value: Any) -> str:

@@ -5,6 +5,7 @@ the target is held (never scaled down on a fault), and the pass ends within its 
 from __future__ import annotations
 
 import base64
+import gzip
 import json
 import re
 import threading
@@ -145,6 +146,7 @@ class Case:
 
 
 TRICKLE = {"timeoutSeconds": 1.5, "retry": {"maxAttempts": 2}}
+GZIP_BOMB = gzip.compress(b"\0" * (16 * 1024 * 1024))
 
 
 def bad(words: str, error_type: str = "bad_response") -> Expect:
@@ -222,6 +224,18 @@ CASES = [
     pytest.param(
         Case(Fault(status=200, headers={"Content-Encoding": "gzip"}, body=b"not gzip at all"), bad("gzip")),
         id="a body that does not decode",
+    ),
+    pytest.param(
+        Case(
+            Fault(status=200, headers={"Content-Encoding": "gzip"}, body=GZIP_BOMB),
+            bad("larger than maxResponseBytes"),
+            server={"maxResponseBytes": 1024 * 1024},
+        ),
+        id="a gzip bomb: 16 MiB of zeros in 16 KiB, read no further than the limit",
+    ),
+    pytest.param(
+        Case(rewrite(_set(_value, "value", [10**400, "5"])), bad("not a number of seconds")),
+        id="a sample time past float64's range",
     ),
     # ... while a connection dropped before the promised length is the network's fault, worth asking again.
     pytest.param(

@@ -100,6 +100,25 @@ def test_settings_from_yaml() -> None:
             {"templates": {"t": {"query": "up{${podz}}"}}}, ("templates", "t", "query"), id="unknown placeholder"
         ),
         pytest.param({"maxConcurrentQueries": 0}, ("maxConcurrentQueries",), id="no concurrency"),
+        # A deadline past what a clock can reach would overflow the pass's wait: a setting error, never a crash.
+        pytest.param({"passDeadlineSeconds": float("inf")}, ("passDeadlineSeconds",), id="an infinite pass deadline"),
+        pytest.param({"passDeadlineSeconds": 1e300}, ("passDeadlineSeconds",), id="a pass deadline of 1e300 s"),
+        pytest.param({"stalenessSeconds": float("nan")}, ("stalenessSeconds",), id="a NaN staleness budget"),
+        pytest.param(
+            {"servers": {"a": {"url": "http://h", "timeoutSeconds": float("inf")}}},
+            ("servers", "a", "timeoutSeconds"),
+            id="an infinite request timeout",
+        ),
+        pytest.param(
+            {"servers": {"a": {"url": "http://h", "retry": {"budgetSeconds": 1e9}}}},
+            ("servers", "a", "retry", "budgetSeconds"),
+            id="a retry budget of 30 years",
+        ),
+        pytest.param(
+            {"servers": {"a": {"url": "http://h", "maxResponseBytes": 10}}},
+            ("servers", "a", "maxResponseBytes"),
+            id="a response limit too small for any answer",
+        ),
     ],
 )
 def test_settings_errors_name_the_field(patch: dict[str, Any], loc: tuple[Any, ...]) -> None:
