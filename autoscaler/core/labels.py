@@ -128,10 +128,10 @@ def _parse_requirement(part: str) -> Requirement:
         key, op, value = match["key"], match["op"], match["value"]
         _check_key(key)
         if op in (">", "<"):
-            try:
-                int(value)
-            except ValueError:
-                raise SelectorSyntaxError(f"{text!r}: for '>' and '<' the value must be an integer") from None
+            # NewRequirement: strconv.ParseInt must read it, and it must still be a label value, so only digits
+            # (no sign, no spaces, no Python underscores) within int64.
+            if not value.isascii() or not value.isdigit() or int(value) > 2**63 - 1:
+                raise SelectorSyntaxError(f"{text!r}: for '>' and '<' the value must be an integer")
             return Requirement(key=key, operator="gt" if op == ">" else "lt", values=(value,))
         _check_value(value)
         return Requirement(key=key, operator="!=" if op == "!=" else "=", values=(value,))

@@ -43,8 +43,13 @@ def test_matching(selector: str, labels: dict[str, str], matches: bool) -> None:
 
 
 @pytest.mark.parametrize(
-    "selector", ["=web", "app=web,", "tier in (a", "a b", "app=we b", "-app=web", "app=web!", "gen>x"]
-)
+    "selector",
+    [
+        "=web", "app=web,", "tier in (a", "a b", "app=we b", "-app=web", "app=web!", "gen>x",
+        # Gt/Lt: the value must parse as an int64 and be a label value, so digits only.
+        "gen>+1", "gen>-1", "gen>1_000", "gen<99999999999999999999",
+    ],
+)  # fmt: skip
 def test_invalid_selectors_are_refused(selector: str) -> None:
     with pytest.raises(SelectorSyntaxError):
         parse_selector(selector)

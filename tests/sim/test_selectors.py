@@ -60,6 +60,8 @@ def test_label_selector_matches(selector: str, matches: bool) -> None:
         pytest.param("-app=web", id="key starting with a dash"),
         pytest.param("app=web!", id="invalid value"),
         pytest.param("app>x", id="non-integer bound"),
+        pytest.param("app>-1", id="a negative bound (not a label value)"),
+        pytest.param("app>+1", id="a signed bound (not a label value)"),
         pytest.param("a" * 64 + "=x", id="key too long"),
         pytest.param("app=(web)", id="parenthesis as a value"),
         pytest.param("!app=web", id="operator after not"),

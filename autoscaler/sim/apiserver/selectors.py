@@ -147,7 +147,8 @@ class _Parser:
             return Requirement(key, "!=" if op == "!=" else "=", (value,))
         if op in (">", "<"):
             value = self.identifier("integer")
-            if not re.fullmatch(r"-?[0-9]+", value):
+            # strconv.ParseInt reads it and it must still be a label value: digits only, within int64.
+            if not re.fullmatch(r"[0-9]+", value) or int(value) > 2**63 - 1:
                 raise SelectorError(
                     f"unable to parse requirement: for 'Gt', 'Lt' operators, the value must be an integer: {value}"
                 )
