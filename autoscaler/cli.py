@@ -41,7 +41,11 @@ FIELD: what is wrong. Each object is checked as the update of an object the clus
 --new checks it as a new object (then minReplicas 0 needs --feature-gates HPAScaleToZero=true, and
 scaleTargetRef.apiVersion must name an API group). The rules: docs/spec.md.
 
-Exit status: 0 when every autoscaler is valid, 1 when one is not, 2 for a usage error.
+The summary counts the autoscalers, and apart from them the other documents with a problem (not a
+Kubernetes object, or refused for recursive or excessive YAML aliases).
+
+Exit status: 0 when every autoscaler is valid, 1 when one is not (or another document or a file is not),
+2 for a usage error.
 """
 
 
@@ -101,7 +105,7 @@ def check(paths: Sequence[str], *, gates: dict[str, bool], new: bool, out: IO[st
     from autoscaler.spec.settings import HPA_SCALE_TO_ZERO, check_gates
 
     scale_to_zero = check_gates(gates)[HPA_SCALE_TO_ZERO]
-    checked = invalid = bad_files = 0
+    checked = invalid = others = bad_files = 0
     for path in paths:
         result = load_spec_file(path, scale_to_zero=scale_to_zero, stored=not new)
         for field, message in result.problems:
@@ -118,13 +122,18 @@ def check(paths: Sequence[str], *, gates: dict[str, bool], new: bool, out: IO[st
                     "HPAScaleToZero off the API server refuses it on a new object (--new checks it as new)",
                     file=out,
                 )
-            checked += 1
-            invalid += 1 if doc.problems else 0
+            if doc.is_autoscaler:
+                checked += 1
+                invalid += 1 if doc.problems else 0
+            else:  # not a Kubernetes object, or not readable: reported, but not counted as an autoscaler
+                others += 1
     summary = f"{checked - invalid} of {checked} autoscaler(s) valid"
+    if others:
+        summary += f"; {others} other document(s) not valid"
     if bad_files:
         summary += f"; {bad_files} of {len(paths)} file(s) unreadable or without an autoscaler"
     print(summary, file=out)
-    return 1 if invalid or bad_files else 0
+    return 1 if invalid or others or bad_files else 0
 
 
 def _run(argv: list[str]) -> int:
