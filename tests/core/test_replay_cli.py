@@ -170,3 +170,29 @@ def test_a_bug_is_reported_as_one_not_as_bad_input(monkeypatch: pytest.MonkeyPat
     )
     first, second = (json.loads(line) for line in out.getvalue().splitlines())
     assert first["error"]["internal"] is True and second["desiredReplicas"] == 5
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param([*sorted(str(p) for p in EXAMPLES.glob("*.json"))], id="an output past a buffer"),
+        pytest.param(
+            ["-o", "text", str(EXAMPLES / "resource-cpu-utilization.json")], id="an output flushed at the end"
+        ),
+    ],
+)
+def test_an_output_that_cannot_be_written_is_one_line_and_exit_74(args: list[str]) -> None:
+    """`autoscaler replay ... >/dev/full`: a full disk is reported as such (EX_IOERR), not as a traceback."""
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run(
+            [sys.executable, "-m", "autoscaler", "replay", *args],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+        )
+    assert "Traceback" not in proc.stderr
+    assert (proc.returncode, proc.stderr) == (
+        74,
+        "autoscaler replay: cannot write the output: No space left on device\n",
+    )

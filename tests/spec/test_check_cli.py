@@ -208,3 +208,19 @@ def test_alias_bombs_are_refused_at_once_and_the_next_document_is_still_read(
     proc = _check(_write(tmp_path, bomb + "---\n" + HPA), timeout=20)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert proc.stdout.splitlines() == [f"{tmp_path / 'spec.yaml'}: {words}", summary]
+
+
+def test_an_output_that_cannot_be_written_is_one_line_and_exit_74() -> None:
+    """`autoscaler check ... >/dev/full`: a full disk is reported as such (EX_IOERR), not as a traceback."""
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run(
+            [sys.executable, "-m", "autoscaler", "check", *SAMPLES],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+        )
+    assert (proc.returncode, proc.stderr) == (
+        74,
+        "autoscaler check: cannot write the output: No space left on device\n",
+    )
