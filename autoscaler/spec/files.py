@@ -14,6 +14,7 @@ YAML decoding: they are found on the composed nodes, before anything walks the e
 from __future__ import annotations
 
 import json
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +27,9 @@ from autoscaler.spec.objects import KINDS, Autoscaler, describe, is_autoscaler, 
 
 # Python refuses to convert integers longer than this from text (sys.int_info.default_max_str_digits).
 MAX_DIGITS = 4300
+# JSON nested deeper than this is refused: far deeper than any snapshot (a pod nests about ten levels), and
+# well within what Python's json module reads without exhausting its recursion limit.
+MAX_JSON_DEPTH = 512
 
 
 def read_text(path: str) -> str:
@@ -64,31 +68,100 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def parse_json(text: str, *, source: str) -> Any:
     """A JSON document, refusing NaN/Infinity, lone surrogates, very deep nesting and very long numbers."""
+    body = text.removeprefix("\ufeff")  # RFC 8259 lets a parser ignore a byte order mark; some editors write one
+    problem = ""
     try:
-        # RFC 8259 lets a parser ignore a byte order mark; editors on some systems write one.
-        data = json.loads(text.removeprefix("\ufeff"), parse_constant=_no_constant, object_pairs_hook=_no_duplicates)
+        data = json.loads(body, parse_constant=_no_constant, object_pairs_hook=_no_duplicates)
     except json.JSONDecodeError as err:
         problem = f"not valid JSON: {err.msg} at line {err.lineno} column {err.colno}"
-        raise SpecError([("", problem)], source=source) from None
     except _JsonConstantError as err:
-        problem = f"not valid JSON: {err} is not a JSON value (JSON has no NaN or Infinity)"
-        raise SpecError([("", problem)], source=source) from None
+        name = str(err)
+        at = _at(body, next((m for m in _TOKEN.finditer(body) if m.group() == name), None))
+        problem = f"not valid JSON: {name} is not a JSON value (JSON has no NaN or Infinity){at}"
     except _DuplicateKeyError as err:
-        problem = f"not valid here: the key {str(err)!r} appears twice in one object"
-        raise SpecError([("", problem)], source=source) from None
+        key = str(err)
+        problem = f"the key {key!r} appears twice in one object, the second time{_at(body, _duplicate(body, key))}"
     except RecursionError:
-        raise SpecError([("", "not valid here: the JSON is nested too deeply")], source=source) from None
+        problem = f"not valid JSON: nested deeper than {MAX_JSON_DEPTH} levels{_at(body, _too_deep(body))}"
     except ValueError as err:  # int(): "Exceeds the limit (4300 digits) for integer string conversion"
         if "digits" not in str(err):
             raise
-        problem = f"not valid here: a number has more than {MAX_DIGITS} digits"
+        long = next((m for m in _TOKEN.finditer(body) if _INTEGER.fullmatch(m.group())), None)
+        problem = f"a number has more than {MAX_DIGITS} digits{_at(body, long)}"
+    if problem:
         raise SpecError([("", problem)], source=source) from None
+    deep = _too_deep(body) if _depth(data) > MAX_JSON_DEPTH else None
+    if deep is not None:
+        raise SpecError(
+            [("", f"not valid JSON: nested deeper than {MAX_JSON_DEPTH} levels{_at(body, deep)}")], source=source
+        )
     surrogate = find_surrogate(data)
     if surrogate is not None:
         path, value = surrogate
         problem = f"holds a lone UTF-16 surrogate ({value!r}), which is not a Unicode character"
         raise SpecError([(path, problem)], source=source)
     return data
+
+
+# Python's json module names no place for what it reads but this module refuses (NaN, a key twice, a number
+# of thousands of digits, deep nesting); these find it again in the text, only when there is an error.
+# A token: a string, a punctuation mark, or a run of anything else (a number, true, NaN).
+_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}:,]|[^\s\[\]{}:,"]+')
+_INTEGER = re.compile(rf"-?[0-9]{{{MAX_DIGITS + 1},}}")
+
+
+def _at(text: str, token: re.Match[str] | int | None) -> str:
+    """ " at line L column C" for a token or an offset of the text (counted as json's errors count)."""
+    if token is None:
+        return ""
+    offset = token if isinstance(token, int) else token.start()
+    line = text.count("\n", 0, offset) + 1
+    column = offset - text.rfind("\n", 0, offset)
+    return f" at line {line} column {column}"
+
+
+def _duplicate(text: str, key: str) -> re.Match[str] | None:
+    """The second occurrence of `key` among the keys of one object."""
+    seen: list[set[str] | None] = []  # per open container: its keys so far (None for an array)
+    previous: re.Match[str] | None = None
+    for token in _TOKEN.finditer(text):
+        mark = token.group()
+        if mark in ("{", "["):
+            seen.append(set() if mark == "{" else None)
+        elif mark in ("}", "]") and seen:
+            seen.pop()
+        elif mark == ":" and previous is not None and previous.group().startswith('"') and seen:
+            keys = seen[-1]
+            name = json.loads(previous.group())
+            if keys is not None and name == key and name in keys:
+                return previous
+            if keys is not None:
+                keys.add(name)
+        previous = token
+    return None
+
+
+def _too_deep(text: str) -> int | None:
+    """The offset of the first bracket deeper than MAX_JSON_DEPTH."""
+    depth = 0
+    for token in _TOKEN.finditer(text):
+        mark = token.group()
+        depth += 1 if mark in ("{", "[") else -1 if mark in ("}", "]") else 0
+        if depth > MAX_JSON_DEPTH:
+            return token.start()
+    return None
+
+
+def _depth(data: Any) -> int:
+    """How deep arrays and objects nest in parsed JSON (no recursion)."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(data, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict | list):
+            deepest = max(deepest, depth + 1)
+            stack.extend((child, depth + 1) for child in (node.values() if isinstance(node, dict) else node))
+    return deepest
 
 
 def find_surrogate(data: Any) -> tuple[str, str] | None:
