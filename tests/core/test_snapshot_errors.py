@@ -104,6 +104,19 @@ def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
             id="a window that is not a duration",
         ),
         pytest.param(_set("metrics", []), "metrics", "has 0 entries but the spec has 1 metrics", id="too few metrics"),
+        pytest.param(lambda snap: snap.pop("metrics"), "metrics", "required field is missing", id="no metrics key"),
+        pytest.param(
+            _set("behaviorState", {"scaleDownEvents": [{"replicaChange": 0, "timestamp": "2026-11-21T11:59:00Z"}]}),
+            "behaviorState.scaleDownEvents[0].replicaChange",
+            "must be 1 or more, not 0: a scale event records the replicas a scale write added or removed",
+            id="a scale event that changed nothing",
+        ),
+        pytest.param(
+            _set("behaviorState", {"scaleUpEvents": [{"replicaChange": -2, "timestamp": "2026-11-21T11:59:00Z"}]}),
+            "behaviorState.scaleUpEvents[0].replicaChange",
+            "must be 1 or more, not -2",
+            id="a negative scale event",
+        ),
         pytest.param(
             _set("behaviorState", {"recommendations": [{"replicas": 2}]}),
             "behaviorState.recommendations[0].timestamp",
@@ -400,3 +413,16 @@ def test_json_problems_have_a_place(text: str, problem: str | None) -> None:
         parse_json(text, source="snap.json")
     ((field, message),) = caught.value.problems
     assert field == "" and problem in message
+
+
+def test_a_first_recommendation_is_stamped_as_the_docs_say() -> None:
+    """docs/snapshot.md: without recommendations, the current count is recorded one microsecond before `now`."""
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "snapshot.md").read_text()
+    (row,) = [line for line in doc.splitlines() if line.startswith("| `recommendations` |")]
+    assert "one microsecond before `now`" in row
+    snap = copy.deepcopy(BASE)
+    snap["behaviorState"] = {"recommendations": None}
+    first = replay_data(snap)["behaviorState"]["recommendations"][0]
+    assert (
+        first == {"replicas": 3, "timestamp": "2026-11-21T11:59:59.999999Z"} and BASE["now"] == "2026-11-21T12:00:00Z"
+    )
