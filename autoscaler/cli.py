@@ -1,12 +1,14 @@
 """The `autoscaler` command: replay and check today; run, plan, simulate, convert and demo as they land.
 
 A closed output pipe (`autoscaler replay ... | head -1`) ends the command quietly with exit status 141, as
-a Unix tool killed by SIGPIPE reports in the shell; Ctrl-C ends it with 130. Neither prints a traceback.
+a Unix tool killed by SIGPIPE reports in the shell; Ctrl-C ends it with 130; an output that cannot be
+written (a full disk) is one line on standard error and exit status 74 (EX_IOERR). None prints a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from collections.abc import Sequence
@@ -17,6 +19,7 @@ from autoscaler import __version__
 EXIT_USAGE = 2
 EXIT_BROKEN_PIPE = 128 + 13  # 128 + SIGPIPE, what a shell reports for `yes | head -1`
 EXIT_INTERRUPTED = 128 + 2  # 128 + SIGINT
+EXIT_IO_ERROR = 74  # sysexits.h EX_IOERR: the output could not be written (a full disk)
 
 REPLAY_HELP = """\
 Replay decision snapshots: each JSON file holds everything one HPA decision needs (the clock reading
@@ -30,7 +33,8 @@ and the new behaviorState. Snapshots are independent: state never carries from o
 The format, input and output, is documented field by field in docs/snapshot.md.
 
 Exit status: 0 when every snapshot was replayed, 1 when one was malformed (the error names the file and
-the field or byte), 2 for a usage error, 70 for a bug in the autoscaler, 141 when the output pipe closed.
+the field or byte), 2 for a usage error, 70 for a bug in the autoscaler, 74 when the output could not be
+written, 141 when the output pipe closed.
 """
 
 CHECK_HELP = """\
@@ -41,7 +45,11 @@ FIELD: what is wrong. Each object is checked as the update of an object the clus
 --new checks it as a new object (then minReplicas 0 needs --feature-gates HPAScaleToZero=true, and
 scaleTargetRef.apiVersion must name an API group). The rules: docs/spec.md.
 
-Exit status: 0 when every autoscaler is valid, 1 when one is not, 2 for a usage error.
+The summary counts the autoscalers, and apart from them the other documents with a problem (not a
+Kubernetes object, or refused for recursive or excessive YAML aliases).
+
+Exit status: 0 when every autoscaler is valid, 1 when one is not (or another document or a file is not),
+2 for a usage error, 74 when the output could not be written.
 """
 
 
@@ -101,7 +109,7 @@ def check(paths: Sequence[str], *, gates: dict[str, bool], new: bool, out: IO[st
     from autoscaler.spec.settings import HPA_SCALE_TO_ZERO, check_gates
 
     scale_to_zero = check_gates(gates)[HPA_SCALE_TO_ZERO]
-    checked = invalid = bad_files = 0
+    checked = invalid = others = bad_files = 0
     for path in paths:
         result = load_spec_file(path, scale_to_zero=scale_to_zero, stored=not new)
         for field, message in result.problems:
@@ -118,13 +126,18 @@ def check(paths: Sequence[str], *, gates: dict[str, bool], new: bool, out: IO[st
                     "HPAScaleToZero off the API server refuses it on a new object (--new checks it as new)",
                     file=out,
                 )
-            checked += 1
-            invalid += 1 if doc.problems else 0
+            if doc.is_autoscaler:
+                checked += 1
+                invalid += 1 if doc.problems else 0
+            else:  # not a Kubernetes object, or not readable: reported, but not counted as an autoscaler
+                others += 1
     summary = f"{checked - invalid} of {checked} autoscaler(s) valid"
+    if others:
+        summary += f"; {others} other document(s) not valid"
     if bad_files:
         summary += f"; {bad_files} of {len(paths)} file(s) unreadable or without an autoscaler"
     print(summary, file=out)
-    return 1 if invalid or bad_files else 0
+    return 1 if invalid or others or bad_files else 0
 
 
 def _run(argv: list[str]) -> int:
@@ -144,19 +157,33 @@ def _run(argv: list[str]) -> int:
     return EXIT_USAGE
 
 
+def _discard_stdout() -> None:
+    """Point standard output at /dev/null: Python flushes it again at exit, and would complain."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         status = _run(argv)
-        sys.stdout.flush()  # a closed pipe shows here, not at exit where Python would print "Exception ignored"
+        sys.stdout.flush()  # a write error shows here, not at exit where Python would print "Exception ignored"
     except BrokenPipeError:
-        # Python would flush stdout again at exit and complain; point it at /dev/null first.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
+        _discard_stdout()
         return EXIT_BROKEN_PIPE
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+    except OSError as err:
+        if argv[:1] == ["emulator"]:
+            raise
+        # replay and check read their files themselves and report what they cannot read; an OSError out of
+        # them, or out of --help and --version, is a write to standard output that failed (a full disk).
+        _discard_stdout()
+        command = f"autoscaler {argv[0]}" if argv[:1] in (["replay"], ["check"]) else "autoscaler"
+        with contextlib.suppress(OSError):  # standard error may be full too: the exit status still says it
+            print(f"{command}: cannot write the output: {err.strerror or err}", file=sys.stderr, flush=True)
+        return EXIT_IO_ERROR
     return status
 
 

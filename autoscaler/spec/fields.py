@@ -4,7 +4,8 @@ Validating them inside the models makes pydantic report every bad value with its
 model of the spec layer is strict (no "2" or true where an integer belongs); the bounds here are the API
 server's: Kubernetes' replica counts and seconds are int32, a quantity's MilliValue() is an int64, and a
 name follows the rule upstream's validation applies to it. The CRD schema (autoscaler/kube/crd.yaml)
-carries the same bounds, and tests/spec/test_crd_in_step.py keeps the two in step.
+carries the same bounds: tests/kube/test_crd.py compares them field by field, and
+tests/spec/test_rules_in_step.py refuses one invalid spec per rule through both.
 """
 
 from __future__ import annotations

@@ -2,15 +2,16 @@
 
 YAML speaks the HPA's camelCase. Unknown keys are errors, and so is a value of the wrong type ("2" or true
 where an integer belongs). The models check what one field alone can say (types, enums, int32 bounds,
-positive targets, names); the API server's rules that span fields or depend on the object's history and the
-feature gates live in autoscaler/spec/validation.py, whose `load_spec` runs both and reports every problem
-at once. `parse_spec` tells the two kinds of field problem apart, as the API server does: a value that does
-not decode (the wrong JSON type, an integer beyond int32, an unknown field, a string that is not a quantity)
-ends the reading there; a value that decodes but fails its field's checks is set aside (SET_ASIDE), so the
-rules across fields still run on the rest. `to_core` applies the API server's defaulting
-(SetDefaults_HorizontalPodAutoscaler in pkg/apis/autoscaling/v2/defaults.go) and returns the core's
-`AutoscalerSpec`: minReplicas 1, a CPU 80 % utilization metric when none is given, and every omitted field
-of `behavior` from GenerateHPAScaleUpRules / GenerateHPAScaleDownRules. The field reference is docs/spec.md.
+positive targets, names, the label rules of metric selectors); the API server's rules that span fields or
+depend on the object's history and the feature gates live in autoscaler/spec/validation.py, whose
+`load_spec` runs both and reports every problem at once. `parse_spec` tells the two kinds of field problem
+apart, as the API server does: a value that does not decode (the wrong JSON type, an integer beyond int32,
+an unknown field, a string that is not a quantity) ends the reading there; a value that decodes but fails
+its field's checks is set aside (SET_ASIDE), so the rules across fields still run on the rest. `to_core`
+applies the API server's defaulting (SetDefaults_HorizontalPodAutoscaler in
+pkg/apis/autoscaling/v2/defaults.go) and returns the core's `AutoscalerSpec`: minReplicas 1, a CPU 80 %
+utilization metric when none is given, and every omitted field of `behavior` from GenerateHPAScaleUpRules /
+GenerateHPAScaleDownRules. The field reference is docs/spec.md.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from pydantic_core import ErrorDetails
 
 from autoscaler.core import types as core
 from autoscaler.core.formats import approximate_float, milli_value, quantity_text
+from autoscaler.core.labels import SelectorSyntaxError, selector_from_object
 from autoscaler.spec.errors import Problem, pydantic_problems
 from autoscaler.spec.fields import (
     INT32_MAX,
@@ -116,10 +118,51 @@ class CrossVersionObjectReference(_Model):
     )
 
 
+# A metric's label selector is held to the rules of metav1.LabelSelectorAsSelector, which the HPA applies to
+# it on every reconcile (a selector it refuses fails the metric, FailedGetPodsMetric and the like). The
+# rules are the core's (autoscaler/core/labels.py `selector_from_object`); each check below gives it the
+# smallest selector that holds the one part it checks, so each problem has its field path.
+_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+
+
+def _selector_problem(selector: dict[str, Any]) -> str | None:
+    """What the core's label-selector rules refuse in `selector`, or None."""
+    try:
+        selector_from_object(selector)
+    except SelectorSyntaxError as err:
+        return str(err)
+    return None
+
+
 class LabelSelectorRequirement(_Model):
     key: str = Field(min_length=1, description="The label key the selector applies to.")
     operator: Literal["In", "NotIn", "Exists", "DoesNotExist"] = Field(description="The key's relation.")
-    values: list[str] = Field(default_factory=list, description="Values for In and NotIn.")
+    values: list[str] = Field(
+        default_factory=list, validate_default=True, description="Values for In and NotIn; none for the others."
+    )
+
+    @field_validator("key")
+    @classmethod
+    def _label_key(cls, key: str) -> str:
+        """A label key: a qualified name with an optional DNS-subdomain prefix."""
+        problem = _selector_problem({"matchExpressions": [{"key": key, "operator": "Exists"}]})
+        if problem is not None:
+            raise ValueError(problem)
+        return key
+
+    @field_validator("values")
+    @classmethod
+    def _label_values(cls, values: list[str], info: ValidationInfo) -> list[str]:
+        """In and NotIn need values, Exists and DoesNotExist take none, and each value is a label value."""
+        operator = info.data.get("operator")
+        if operator not in _OPERATORS:  # the operator has its own problem: check the values alone
+            operator = "In" if values else None
+        if operator is None:
+            return values
+        problem = _selector_problem({"matchExpressions": [{"key": "k", "operator": operator, "values": values}]})
+        if problem is not None:
+            raise ValueError(problem.removeprefix("matchExpressions[0].values: "))
+        return values
 
 
 class LabelSelector(_Model):
@@ -127,6 +170,20 @@ class LabelSelector(_Model):
     match_expressions: list[LabelSelectorRequirement] | None = Field(
         None, alias="matchExpressions", description="Set-based requirements."
     )
+
+    @field_validator("match_labels")
+    @classmethod
+    def _labels(cls, labels: dict[str, str] | None) -> dict[str, str] | None:
+        """Each key a label key and each value a label value (metav1's ValidateLabels)."""
+        problems = [
+            problem
+            for key, value in (labels or {}).items()
+            for part in ({key: ""}, {"k": value})
+            if (problem := _selector_problem({"matchLabels": part})) is not None
+        ]
+        if problems:
+            raise ValueError("; ".join(problems))
+        return labels
 
 
 class MetricTarget(_Model):

@@ -15,15 +15,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from autoscaler.core import types as core
 from autoscaler.core.formats import milli_value, parse_time
 from autoscaler.core.state import behavior_state_from_json
 from autoscaler.spec.errors import Problem, SpecError, join, pydantic_problems
-from autoscaler.spec.fields import NonNegativeInt32, Now, Quantity, Time
+from autoscaler.spec.fields import INT32_MAX, NonNegativeInt32, Now, Quantity, Time
 from autoscaler.spec.hpa import to_core
 from autoscaler.spec.readings import reading_to_core
 from autoscaler.spec.settings import HPA_SCALE_TO_ZERO, SettingsModel
@@ -159,8 +159,18 @@ class RecommendationModel(_Strict):
     timestamp: Time
 
 
+def _replica_change(value: int) -> int:
+    """storeScaleEvent records a write that changed the count: by 1 or more, up or down."""
+    if value < 1:
+        raise ValueError(
+            f"must be 1 or more, not {value}: a scale event records the replicas a scale write added or removed, "
+            "and the HPA writes the scale only to change it"
+        )
+    return value
+
+
 class ScaleEventModel(_Strict):
-    replica_change: NonNegativeInt32 = Field(alias="replicaChange")
+    replica_change: Annotated[int, Field(le=INT32_MAX), AfterValidator(_replica_change)] = Field(alias="replicaChange")
     timestamp: Time
     outdated: bool = False
 
@@ -184,7 +194,9 @@ class SnapshotModel(_Strict):
     autoscaler: AutoscalerObject
     scale: ScaleModel
     pods: list[PodModel] = Field(default_factory=list)
-    metrics: list[dict[str, Any]] = Field(default_factory=list)
+    metrics: list[dict[str, Any]] = Field(
+        description="One reading per spec metric; a spec always has one (without metrics, the default CPU metric)."
+    )
     behavior_state: BehaviorStateModel = Field(default_factory=lambda: BehaviorStateModel(), alias="behaviorState")
     comment: str | None = Field(None, description="Free text; ignored.")
 

@@ -197,6 +197,11 @@ def _validate_metric(metric: MetricSpec, *, path: str, options: ValidationOption
 _TARGET_FIELDS = {"Utilization": "averageUtilization", "Value": "value", "AverageValue": "averageValue"}
 
 
+def _a(words: str) -> str:
+    """The words with their indefinite article: "an AverageValue", "an Object", "a Utilization" (a "you")."""
+    return f"{'an' if words[:1] in ('A', 'E', 'I', 'O') else 'a'} {words}"
+
+
 def _validate_target(target: MetricTarget, *, metric_type: str, path: str) -> list[Problem]:
     """The target rules of validateResourceSource, validatePodsSource, validateObjectSource, ... by type."""
     problems: list[Problem] = []
@@ -205,7 +210,7 @@ def _validate_target(target: MetricTarget, *, metric_type: str, path: str) -> li
         problems.append(
             (
                 join(path, "type"),
-                f"a {metric_type} metric takes a {' or '.join(allowed)} target, not {target.type}",
+                f"{_a(metric_type)} metric takes {_a(' or '.join(allowed))} target, not {target.type}",
             )
         )
     elif known(target.type):

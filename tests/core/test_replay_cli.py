@@ -112,20 +112,21 @@ def test_a_closed_output_pipe_ends_quietly() -> None:
     ("content", "words"),
     [
         pytest.param(b"{", "not valid JSON: Expecting property name", id="truncated JSON"),
-        pytest.param(b'{"now": NaN}', "NaN is not a JSON value", id="NaN"),
-        pytest.param(b"[" * 100_000 + b"]" * 100_000, "nested too deeply", id="deep nesting"),
-        pytest.param(b'{"now": ' + b"9" * 5000 + b"}", "more than 4300 digits", id="a number of 5000 digits"),
+        pytest.param(b'{"now": NaN}', "NaN is not a JSON value (JSON has no NaN or Infinity) at line 1 column 9",
+                     id="NaN"),
+        pytest.param(b"[" * 100_000 + b"]" * 100_000,
+                     "not valid JSON: nested deeper than 512 levels at line 1 column 513", id="deep nesting"),
+        pytest.param(b'{\n "now": ' + b"9" * 5000 + b"}", "a number has more than 4300 digits at line 2 column 9",
+                     id="a number of 5000 digits"),
         pytest.param(b'{"comment": "\\ud800"}', "comment: holds a lone UTF-16 surrogate", id="a lone surrogate"),
         pytest.param(b"\xef\xbb\xbf{}", "now: required field is missing", id="a byte order mark, then {}"),
         pytest.param(b"", "not valid JSON: Expecting value at line 1 column 1", id="an empty file"),
         pytest.param(b'"a snapshot"', "a snapshot is a JSON object, not str", id="a string"),
-        pytest.param(
-            b'{"now": "2026-11-21T12:00:00Z", "now": "2026-11-21T12:00:01Z"}',
-            "the key 'now' appears twice",
-            id="a duplicate key",
-        ),
+        pytest.param(b'{"now": "2026-11-21T12:00:00Z", "now": "2026-11-21T12:00:01Z"}',
+                     "the key 'now' appears twice in one object, the second time at line 1 column 33",
+                     id="a duplicate key"),
     ],
-)
+)  # fmt: skip
 def test_malformed_files_get_their_own_message(tmp_path: Path, content: bytes, words: str) -> None:
     bad = tmp_path / "bad.json"
     bad.write_bytes(content)
@@ -170,3 +171,29 @@ def test_a_bug_is_reported_as_one_not_as_bad_input(monkeypatch: pytest.MonkeyPat
     )
     first, second = (json.loads(line) for line in out.getvalue().splitlines())
     assert first["error"]["internal"] is True and second["desiredReplicas"] == 5
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param([*sorted(str(p) for p in EXAMPLES.glob("*.json"))], id="an output past a buffer"),
+        pytest.param(
+            ["-o", "text", str(EXAMPLES / "resource-cpu-utilization.json")], id="an output flushed at the end"
+        ),
+    ],
+)
+def test_an_output_that_cannot_be_written_is_one_line_and_exit_74(args: list[str]) -> None:
+    """`autoscaler replay ... >/dev/full`: a full disk is reported as such (EX_IOERR), not as a traceback."""
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run(
+            [sys.executable, "-m", "autoscaler", "replay", *args],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+        )
+    assert "Traceback" not in proc.stderr
+    assert (proc.returncode, proc.stderr) == (
+        74,
+        "autoscaler replay: cannot write the output: No space left on device\n",
+    )

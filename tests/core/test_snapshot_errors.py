@@ -12,6 +12,7 @@ import pytest
 
 from autoscaler.replay import replay_data
 from autoscaler.spec.errors import SpecError
+from autoscaler.spec.files import parse_json
 from autoscaler.spec.snapshot import load_snapshot
 
 BASE = json.loads(
@@ -103,6 +104,19 @@ def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
             id="a window that is not a duration",
         ),
         pytest.param(_set("metrics", []), "metrics", "has 0 entries but the spec has 1 metrics", id="too few metrics"),
+        pytest.param(lambda snap: snap.pop("metrics"), "metrics", "required field is missing", id="no metrics key"),
+        pytest.param(
+            _set("behaviorState", {"scaleDownEvents": [{"replicaChange": 0, "timestamp": "2026-11-21T11:59:00Z"}]}),
+            "behaviorState.scaleDownEvents[0].replicaChange",
+            "must be 1 or more, not 0: a scale event records the replicas a scale write added or removed",
+            id="a scale event that changed nothing",
+        ),
+        pytest.param(
+            _set("behaviorState", {"scaleUpEvents": [{"replicaChange": -2, "timestamp": "2026-11-21T11:59:00Z"}]}),
+            "behaviorState.scaleUpEvents[0].replicaChange",
+            "must be 1 or more, not -2",
+            id="a negative scale event",
+        ),
         pytest.param(
             _set("behaviorState", {"recommendations": [{"replicas": 2}]}),
             "behaviorState.recommendations[0].timestamp",
@@ -234,6 +248,27 @@ def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
             "a Resource metric takes a Utilization or AverageValue target, not Value",
             id="a Resource metric with a Value target",
         ),
+        pytest.param(
+            _set(
+                "autoscaler.spec.metrics.0",
+                {"type": "Pods", "pods": {"metric": {"name": "rps"}, "target": {"type": "Value", "value": "1"}}},
+            ),
+            "autoscaler.spec.metrics[0].pods.target.type",
+            "a Pods metric takes an AverageValue target, not Value",
+            id="a Pods metric with a Value target (an AverageValue)",
+        ),
+        pytest.param(
+            _set(
+                "autoscaler.spec.metrics.0",
+                {
+                    "type": "External",
+                    "external": {"metric": {"name": "q"}, "target": {"type": "Utilization", "averageUtilization": 5}},
+                },
+            ),
+            "autoscaler.spec.metrics[0].external.target.type",
+            "an External metric takes a Value or AverageValue target, not Utilization",
+            id="an External metric with a Utilization target (an External)",
+        ),
         # Pods: each has a name, and is listed once.
         pytest.param(
             lambda snap: snap["pods"].append(copy.deepcopy(snap["pods"][0])),
@@ -345,3 +380,49 @@ def test_feature_gates_reach_the_core() -> None:
 def test_a_snapshot_must_be_an_object() -> None:
     with pytest.raises(SpecError, match="a snapshot is a JSON object, not list"):
         replay_data([1, 2])
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        pytest.param("[" * 512 + "]" * 512, None, id="512 levels"),
+        pytest.param("[" * 513 + "]" * 513, "not valid JSON: nested deeper than 512 levels at line 1 column 513",
+                     id="513 levels"),
+        pytest.param('{"a":\n  ' + "[" * 600 + "]" * 600 + "}", "nested deeper than 512 levels at line 2 column 514",
+                     id="513 levels on the second line"),
+        pytest.param('{"a": NaN, "b": "NaN"}',
+                     "NaN is not a JSON value (JSON has no NaN or Infinity) at line 1 column 7", id="NaN"),
+        pytest.param('{"b": "-Infinity",\n "a": -Infinity}', "-Infinity is not a JSON value (JSON has no NaN or "
+                     "Infinity) at line 2 column 7", id="-Infinity after the same word in a string"),
+        pytest.param('{"a": {"now": 1}, "b": {"now": 1, "c": 2, "n\\u006fw": 3}}',
+                     "the key 'now' appears twice in one object, the second time at line 1 column 43",
+                     id="a key twice in one object, once in another, once escaped"),
+        pytest.param('{"x": 1, "x": 2, "b": {"c": 1, "c": 2}}',
+                     "the key 'c' appears twice in one object, the second time at line 1 column 32",
+                     id="the duplicate the reader meets first: the inner object ends first"),
+        pytest.param('{"a": 1.' + "5" * 5000 + ', "b": ' + "7" * 4301 + "}",
+                     "a number has more than 4300 digits at line 1 column 5016", id="the long integer, not the float"),
+    ],
+)  # fmt: skip
+def test_json_problems_have_a_place(text: str, problem: str | None) -> None:
+    """Python's json module names no place for these; the message does, by line and column."""
+    if problem is None:
+        parse_json(text, source="snap.json")
+        return
+    with pytest.raises(SpecError) as caught:
+        parse_json(text, source="snap.json")
+    ((field, message),) = caught.value.problems
+    assert field == "" and problem in message
+
+
+def test_a_first_recommendation_is_stamped_as_the_docs_say() -> None:
+    """docs/snapshot.md: without recommendations, the current count is recorded one microsecond before `now`."""
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "snapshot.md").read_text()
+    (row,) = [line for line in doc.splitlines() if line.startswith("| `recommendations` |")]
+    assert "one microsecond before `now`" in row
+    snap = copy.deepcopy(BASE)
+    snap["behaviorState"] = {"recommendations": None}
+    first = replay_data(snap)["behaviorState"]["recommendations"][0]
+    assert (
+        first == {"replicas": 3, "timestamp": "2026-11-21T11:59:59.999999Z"} and BASE["now"] == "2026-11-21T12:00:00Z"
+    )

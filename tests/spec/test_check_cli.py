@@ -38,9 +38,13 @@ spec:
 """
 
 
-def _check(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+def _check(*args: str, stdin: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "autoscaler", "check", *args], input=stdin, capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "autoscaler", "check", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
 
 
@@ -130,6 +134,7 @@ def test_usage_errors_exit_2(args: list[str], words: str) -> None:
                      "holds no PrometheusAutoscaler or HorizontalPodAutoscaler",
                      id="no autoscaler"),
         pytest.param(b"- a\n- b\n", "document 1: not a Kubernetes object (no kind)", id="a list"),
+        pytest.param(b"- a\n- b\n", "0 of 0 autoscaler(s) valid; 1 other document(s) not valid", id="a list, counted"),
         pytest.param(AUTOSCALER.replace("MIN", "9" * 5000).encode(), "a number has more than 4300 digits",
                      id="a number of 5000 digits"),
         pytest.param(b"[" * 5000 + b"]" * 5000, "nested too deeply", id="deep nesting"),
@@ -148,3 +153,74 @@ def test_a_missing_file_is_named(tmp_path: Path) -> None:
     proc = _check(str(tmp_path / "absent.yaml"), *SAMPLES)
     assert proc.returncode == 1
     assert f"{tmp_path / 'absent.yaml'}: cannot read: No such file or directory" in proc.stdout
+
+
+def test_documents_that_are_not_objects_are_not_counted_as_autoscalers(tmp_path: Path) -> None:
+    text = "- a\n---\n" + HPA + "---\n42\n---\n" + AUTOSCALER.replace("MIN", "1") + "---\nplain text\n"
+    proc = _check(_write(tmp_path, text))
+    assert proc.returncode == 1
+    assert proc.stdout.splitlines()[-1] == "2 of 2 autoscaler(s) valid; 3 other document(s) not valid"
+
+
+def _laughs(indent: str) -> str:
+    """A "billion laughs": nine levels of nine aliases, 9**9 (387 million) strings once expanded."""
+    return f"{indent}a0: &a0 [{', '.join(['lol'] * 9)}]\n" + "".join(
+        f"{indent}a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]\n" for i in range(1, 9)
+    )
+
+
+WORKER = "metadata: {name: worker, namespace: jobs}"
+LAUGHS = AUTOSCALER.replace(WORKER, f"metadata:\n  name: worker\n  namespace: jobs\n  annotations:\n{_laughs('    ')}")
+LAUGHS_CONFIGMAP = f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: lol}}\ndata:\n{_laughs('  ')}"
+RECURSIVE = AUTOSCALER.replace(WORKER, "metadata:\n  name: worker\n  namespace: jobs\n  annotations: &a {x: *a}")
+EXCESSIVE = "not valid YAML: its aliases expand it by more than 1,000,000 nodes; Kubernetes refuses excessive aliasing"
+
+
+@pytest.mark.parametrize(
+    ("bomb", "words", "summary"),
+    [
+        pytest.param(
+            RECURSIVE,
+            "document 1 (PrometheusAutoscaler jobs/worker): not valid YAML: the anchor &a at line 6 column 16 "
+            "contains an alias to itself (*a); Kubernetes refuses a recursive alias",
+            "1 of 2 autoscaler(s) valid",
+            id="a recursive alias",
+        ),
+        pytest.param(
+            LAUGHS,
+            f'document 1 (PrometheusAutoscaler jobs/worker): {EXCESSIVE} (a "billion laughs" document)',
+            "1 of 2 autoscaler(s) valid",
+            id="a billion laughs",
+        ),
+        pytest.param(
+            LAUGHS_CONFIGMAP,
+            f'document 1 (ConfigMap lol): {EXCESSIVE} (a "billion laughs" document)',
+            "1 of 1 autoscaler(s) valid; 1 other document(s) not valid",
+            id="a billion laughs in a document of another kind",
+        ),
+    ],
+)
+def test_alias_bombs_are_refused_at_once_and_the_next_document_is_still_read(
+    tmp_path: Path, bomb: str, words: str, summary: str
+) -> None:
+    """Before, `check` spent minutes (a billion laughs) or forever (a recursive alias) on these few bytes."""
+    assert len(_laughs("")) < 600
+    proc = _check(_write(tmp_path, bomb + "---\n" + HPA), timeout=20)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert proc.stdout.splitlines() == [f"{tmp_path / 'spec.yaml'}: {words}", summary]
+
+
+def test_an_output_that_cannot_be_written_is_one_line_and_exit_74() -> None:
+    """`autoscaler check ... >/dev/full`: a full disk is reported as such (EX_IOERR), not as a traceback."""
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run(
+            [sys.executable, "-m", "autoscaler", "check", *SAMPLES],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+        )
+    assert (proc.returncode, proc.stderr) == (
+        74,
+        "autoscaler check: cannot write the output: No space left on device\n",
+    )

@@ -101,6 +101,11 @@ CASES = [
          at(f"{RESOURCE_TARGET}.averageUtilization", 0), at(f"{RESOURCE_TARGET}.averageValue", "500m"),
          reported=("spec.metrics[0].resource.target.averageValue",
                    "spec.metrics[0].resource.target.averageUtilization")),
+    case("a selector's bad key and In without values beside maxReplicas below minReplicas",
+         *MAX_BELOW_MIN, at("spec.metrics.1.pods.metric.selector",
+                            {"matchExpressions": [{"key": "bad key!", "operator": "In"}]}),
+         reported=("spec.maxReplicas", "spec.metrics[1].pods.metric.selector.matchExpressions[0].key",
+                   "spec.metrics[1].pods.metric.selector.matchExpressions[0].values")),
     # A field with a problem of its own, read by a rule that spans fields: one problem, not two.
     case("maxReplicas 0 is not also below minReplicas", at("spec.maxReplicas", 0),
          reported=("spec.maxReplicas",)),

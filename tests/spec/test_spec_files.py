@@ -5,11 +5,12 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from autoscaler.spec.files import load_spec_file, load_spec_text
+from autoscaler.spec.files import AliasError, check_aliases, load_spec_file, load_spec_text
 from autoscaler.spec.objects import load_autoscaler
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -79,3 +80,66 @@ def test_any_bytes_give_messages_not_exceptions(content: bytes) -> None:
     for field, message in loaded.problems + [p for d in loaded.documents for p in d.problems]:
         assert message.strip(), field
         f"{field}: {message}".encode()
+
+
+ANCHORED = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, labels: &labels {app: web}}
+spec:
+  selector: {matchLabels: *labels}
+  template: {metadata: {labels: *labels}}
+---
+apiVersion: autoscaler.dev/v1alpha1
+kind: PrometheusAutoscaler
+metadata: {name: web, labels: &labels {app: web}}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  maxReplicas: 5
+  metrics:
+    - &cpu {type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 60}}}
+  behavior:
+    scaleUp: &rules {policies: [{type: Pods, value: 2, periodSeconds: 60}]}
+    scaleDown: {<<: *rules, selectPolicy: Min}
+"""
+
+
+def test_anchors_and_aliases_of_a_real_manifest_still_load() -> None:
+    loaded = load_spec_text(ANCHORED, source="x.yaml", scale_to_zero=False)
+    assert loaded.valid and loaded.skipped == 1
+    (autoscaler,) = loaded.autoscalers
+    assert autoscaler.spec.behavior is not None
+    assert autoscaler.spec.behavior.scale_down.policies == autoscaler.spec.behavior.scale_up.policies
+
+
+@pytest.mark.parametrize(
+    ("text", "limit", "refused"),
+    [
+        # 7 distinct nodes; expanded, b's list holds a's twice: 13 nodes, 6 added by the aliases.
+        pytest.param("a: &a [x, y]\nb: [*a, *a]\n", 6, False, id="aliases adding as many nodes as the limit"),
+        pytest.param("a: &a [x, y]\nb: [*a, *a]\n", 5, True, id="aliases adding one node more than the limit"),
+        pytest.param("a: &a {x: 1}\nb: {<<: [*a, *a, *a]}\n", 4, True, id="merge keys count as their aliases do"),
+        pytest.param("a: [x, y]\nb: [x, y]\n", 0, False, id="no alias: never refused for its size"),
+    ],
+)
+def test_alias_expansion_is_counted_node_by_node(text: str, limit: int, refused: bool) -> None:
+    node = yaml.compose(text, Loader=yaml.SafeLoader)
+    if refused:
+        with pytest.raises(AliasError, match="its aliases expand it by more than"):
+            check_aliases(node, anchors={}, limit=limit)
+    else:
+        check_aliases(node, anchors={}, limit=limit)
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        pytest.param("&a [*a]\n", "the anchor &a at line 1 column 1 contains an alias to itself (*a)", id="a list"),
+        pytest.param("a: &b\n  c: [1, {d: *b}]\n", "the anchor &b at line 1 column 4", id="deeper down"),
+    ],
+)
+def test_a_recursive_alias_is_refused_with_its_anchor(text: str, words: str) -> None:
+    loaded = load_spec_text(text, source="x.yaml", scale_to_zero=False)
+    (document,) = loaded.documents
+    assert document.index == 1 and not document.is_autoscaler
+    assert words in document.problems[0][1]
