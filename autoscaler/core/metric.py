@@ -169,7 +169,9 @@ def _expect(reading: MetricInput, kind: type[_R], wrap: str) -> _R:
     if isinstance(reading, MetricFailure):
         raise MetricComputationError(f"{wrap}: {reading.message}")
     if not isinstance(reading, kind):
-        raise MetricComputationError(f"{wrap}: a {type(reading).__name__} does not fit this metric type")
+        raise MetricComputationError(
+            f"{wrap}: a reading of type {type(reading).__name__} does not fit this metric type"
+        )
     return reading
 
 

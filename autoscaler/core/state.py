@@ -32,10 +32,12 @@ def behavior_state_to_json(state: BehaviorState) -> dict[str, Any]:
     }
 
 
-def _count(value: Any, field: str) -> int:
-    """An integer field: `"2"`, `2.0` and `true` are refused rather than read as 2 or 1."""
+def _count(value: Any, field: str, *, minimum: int) -> int:
+    """An integer field of at least `minimum`: `"2"`, `2.0` and `true` are refused rather than read as 2 or 1."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValueError(f"{field}: {value!r} is not an integer")
+    if value < minimum:
+        raise ValueError(f"{field}: {value} is below {minimum}")
     return value
 
 
@@ -53,7 +55,7 @@ def behavior_state_from_json(data: Mapping[str, Any] | None) -> BehaviorState:
     def events(items: Any, name: str) -> tuple[ScaleEvent, ...]:
         return tuple(
             ScaleEvent(
-                _count(e["replicaChange"], f"{name}[{i}].replicaChange"),
+                _count(e["replicaChange"], f"{name}[{i}].replicaChange", minimum=1),
                 parse_time(e["timestamp"]),
                 _flag(e.get("outdated", False), f"{name}[{i}].outdated"),
             )
@@ -66,7 +68,9 @@ def behavior_state_from_json(data: Mapping[str, Any] | None) -> BehaviorState:
             None
             if recs is None
             else tuple(
-                Recommendation(_count(r["replicas"], f"recommendations[{i}].replicas"), parse_time(r["timestamp"]))
+                Recommendation(
+                    _count(r["replicas"], f"recommendations[{i}].replicas", minimum=0), parse_time(r["timestamp"])
+                )
                 for i, r in enumerate(recs)
             )
         ),
