@@ -93,7 +93,9 @@ def _attach_current(connection: HTTPConnection) -> None:
         deadline.attach(connection)
 
 
-class _HTTPConnection(HTTPConnection):
+class _AttachOnUse(HTTPConnection):
+    """A connection that hands its socket to the calling thread's Deadline whenever it is used."""
+
     def connect(self) -> None:
         _attach_current(self)
         super().connect()
@@ -104,15 +106,12 @@ class _HTTPConnection(HTTPConnection):
         super().request(*args, **kwargs)
 
 
-class _HTTPSConnection(HTTPSConnection):
-    def connect(self) -> None:
-        _attach_current(self)
-        super().connect()
-        _attach_current(self)
+class _HTTPConnection(_AttachOnUse):
+    pass
 
-    def request(self, *args: Any, **kwargs: Any) -> None:
-        _attach_current(self)
-        super().request(*args, **kwargs)
+
+class _HTTPSConnection(_AttachOnUse, HTTPSConnection):
+    pass
 
 
 class _HTTPPool(HTTPConnectionPool):
