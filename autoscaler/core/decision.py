@@ -119,7 +119,7 @@ class ZeroRules:
         """shouldComputeMetricsForZeroReplicas: compute (and maybe scale up) rather than stay disabled."""
         return (min_replicas != 0 and self.scaled_to_zero) or self.can_scale_from_zero
 
-    def why_disabled(self, min_replicas: int) -> str:
+    def why_disabled(self) -> str:
         if not self.gate:
             return "the target has 0 replicas and the HPAScaleToZero gate is off: autoscaling is disabled"
         if not self.scaled_to_zero:
@@ -229,7 +229,7 @@ def decide(
             computed=None,
             zero=zero,
             last_scale_time=last_scale_time,
-            summary=zero.why_disabled(min_replicas),
+            summary=zero.why_disabled(),
         )
     if current > spec.max_replicas:
         return _finish(

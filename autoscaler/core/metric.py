@@ -65,9 +65,14 @@ class MetricResult:
     calculation: Calculation | None = None
     error: str | None = None
     error_reason: EventReason | None = None
-    pods: PodGroups | None = None
+    # How the pods were counted when the calculator failed after counting them (on success: `calculation`).
+    failure_pods: PodGroups | None = None
     # The error computeStatusFor* returned, where it wraps `error` ("failed to get qps external metric: ...").
     status_error: str | None = None
+
+    @property
+    def pods(self) -> PodGroups | None:
+        return self.calculation.pods if self.calculation is not None else self.failure_pods
 
     @property
     def returned_error(self) -> str | None:
@@ -136,7 +141,7 @@ def compute_metric(
             tolerances=tolerances,
             error=err.message,
             error_reason=METRIC_FAILURE_REASONS[spec.type],
-            pods=err.pods,
+            failure_pods=err.pods,
             status_error=err.returned,
         )
     return MetricResult(
@@ -147,7 +152,6 @@ def compute_metric(
         proposed_replicas=calculation.replicas,
         status=status,
         calculation=calculation,
-        pods=calculation.pods,
     )
 
 
@@ -240,7 +244,7 @@ def _object(
         )
         return f"{kind} metric {spec.metric_name}", result, MetricStatus(spec, value=result.usage)
     if target.type == MetricTargetType.AVERAGE_VALUE and target.average_value is not None:
-        result = _read(
+        result = _returned(
             lambda: objects.object_average_replicas(
                 status_replicas=status_replicas,
                 target_average=target.average_value or 0,
@@ -248,7 +252,6 @@ def _object(
                 tolerances=tolerances,
             ),
             f"failed to get {spec.metric_name} object metric",
-            returned_only=True,
         )
         return (
             f"external metric {spec.metric_name}({selector_text(spec.metric_selector)})",
@@ -281,22 +284,20 @@ def _external(
 
     if target.average_value is not None:
         average = target.average_value
-        result = _read(
+        result = _returned(
             lambda: objects.external_average_replicas(
                 status_replicas=status_replicas, target_average=average, reading=values(), tolerances=tolerances
             ),
             f"failed to get {spec.metric_name} external metric",
-            returned_only=True,
         )
         return name, result, MetricStatus(spec, average_value=result.usage)
     if target.value is not None:
         wanted = target.value
-        result = _read(
+        result = _returned(
             lambda: objects.external_value_replicas(
                 current_replicas=spec_replicas, target_usage=wanted, reading=values(), pods=pods, tolerances=tolerances
             ),
             f"failed to get external metric {spec.metric_name}",
-            returned_only=True,
         )
         return name, result, MetricStatus(spec, value=result.usage)
     raise MetricComputationError(
@@ -304,19 +305,23 @@ def _external(
     )
 
 
-def _read(convert: Callable[[], _T], wrap: str, *, returned_only: bool = False) -> _T:
-    """Read a metric; the metrics client's own errors get the calculator's prefix, as upstream wraps them.
-
-    `returned_only`: the prefix is the one computeStatusForExternalMetric and computeStatusForObjectMetric
-    (AverageValue) add to what they return, after their condition and event quoted the error without it."""
+def _read(convert: Callable[[], _T], wrap: str) -> _T:
+    """Read a metric; the metrics client's own errors get the calculator's prefix, as upstream wraps them."""
     try:
         return convert()
     except MetricComputationError as err:
-        if returned_only:
-            raise MetricComputationError(err.message, pods=err.pods, returned=f"{wrap}: {err.message}") from err
         if err.message.startswith(wrap):
             raise
         raise err.wrapped(wrap) from err
+
+
+def _returned(convert: Callable[[], _T], wrap: str) -> _T:
+    """The prefix computeStatusForExternalMetric and computeStatusForObjectMetric (AverageValue) add only to
+    what they return, after their condition and event quoted the calculator's error without it."""
+    try:
+        return convert()
+    except MetricComputationError as err:
+        raise MetricComputationError(err.message, pods=err.pods, returned=f"{wrap}: {err.message}") from err
 
 
 def _required(value: int | None, what: str) -> int:
