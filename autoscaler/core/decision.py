@@ -11,7 +11,7 @@ shouldComputeMetricsForZeroReplicas and the ScaledToZero condition).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
@@ -25,7 +25,7 @@ from autoscaler.core.behavior import (
 )
 from autoscaler.core.conditions import set_condition
 from autoscaler.core.errors import InvalidSpecError
-from autoscaler.core.events import Event, EventReason, EventType, rescale_message
+from autoscaler.core.events import Event, EventReason, EventType, failed_rescale_message, rescale_message
 from autoscaler.core.labels import SelectorSyntaxError, parse_selector
 from autoscaler.core.metric import MetricResult, MetricStatus, compute_metric, tolerances_for
 from autoscaler.core.types import (
@@ -172,8 +172,13 @@ def decide(
     conditions: Sequence[Condition] = (),
     last_scale_time: datetime | None = None,
     previous_desired_replicas: int | None = None,
+    controllers: Sequence[str] = (),
 ) -> Decision:
-    """reconcileAutoscaler for one target, assuming the scale write (if any) succeeds."""
+    """reconcileAutoscaler for one target, assuming the scale write (if any) succeeds.
+
+    `controllers` names every autoscaler ("namespace/name") whose scale selector matches a pod of this target
+    (`controlling_autoscalers`); more than one is validateAndParseSelector's AmbiguousSelector.
+    """
     if len(metrics) != len(spec.metrics):
         raise InvalidSpecError(f"{len(spec.metrics)} metrics in the spec but {len(metrics)} readings")
     run = _Reconcile(conditions=list(conditions), now=now)
@@ -256,7 +261,7 @@ def decide(
             last_scale_time=last_scale_time,
         )
 
-    outcome = _compute_metrics(run, spec, scale, pods, metrics, settings, now)
+    outcome = _compute_metrics(run, spec, scale, pods, metrics, settings, now, controllers)
     if outcome.replicas is None:
         message = outcome.error or "no metric could be computed"
         run.event(EventType.WARNING, EventReason.FAILED_COMPUTE_METRICS_REPLICAS, message)
@@ -430,6 +435,7 @@ def _compute_metrics(
     metrics: Sequence[MetricInput],
     settings: Settings,
     now: datetime,
+    controllers: Sequence[str],
 ) -> _MetricsOutcome:
     """computeReplicasForMetrics: the largest proposal; a failure holds unless the rest scale up."""
     if scale.selector == "":
@@ -447,6 +453,11 @@ def _compute_metrics(
         message = f"couldn't convert selector into a corresponding internal selector object: {err}"
         run.event(EventType.WARNING, EventReason.INVALID_SELECTOR, message)
         run.condition(ConditionType.SCALING_ACTIVE, "False", "InvalidSelector", message)
+        return _MetricsOutcome(None, "", (), 0, message, False)
+    if len(controllers) > 1:
+        message = ambiguous_selector_message(scale.selector, controllers)
+        run.event(EventType.WARNING, EventReason.AMBIGUOUS_SELECTOR, message)
+        run.condition(ConditionType.SCALING_ACTIVE, "False", "AmbiguousSelector", message)
         return _MetricsOutcome(None, "", (), 0, message, False)
 
     tolerances = tolerances_for(spec, settings)
@@ -542,3 +553,120 @@ def _summary(current: int, desired: int, reason: str, normalized: Normalized | N
         parts.append(f"limited to {normalized.limits.desired} ({normalized.limits.reason})")
     verdict = f"scale {current} -> {desired}" if desired != current else f"stay at {current}"
     return f"{verdict}: " + ", ".join(parts)
+
+
+def controlling_autoscalers(pods: Sequence[Pod], selectors: Mapping[str, str]) -> tuple[str, ...]:
+    """hpasControllingPodsUnderSelector: the autoscalers whose selector matches any of `pods`, sorted.
+
+    `selectors` maps each autoscaler of the pods' namespace ("namespace/name") to its scale's selector string
+    (the HPA's selector index); an unparsable or empty selector selects nothing, as labels.Nothing() does.
+    Upstream returns them in map order; sorted here so messages are stable.
+    """
+    parsed = []
+    for key, text in selectors.items():
+        if not text:
+            continue
+        try:
+            parsed.append((key, parse_selector(text)))
+        except SelectorSyntaxError:
+            continue
+    found = {key for pod in pods for key, selector in parsed if selector.matches(pod.labels)}
+    return tuple(sorted(found))
+
+
+def ambiguous_selector_message(selector: str, controllers: Sequence[str]) -> str:
+    """validateAndParseSelector's message: "pods by selector app=web are controlled by multiple HPAs: [a/x a/y]"."""
+    return f"pods by selector {selector} are controlled by multiple HPAs: [{' '.join(controllers)}]"
+
+
+def failed_rescale(
+    decision: Decision,
+    error: str,
+    *,
+    reference: str,
+    state: BehaviorState,
+    conditions: Sequence[Condition],
+    previous_desired_replicas: int | None,
+    last_scale_time: datetime | None,
+    now: datetime,
+) -> Decision:
+    """reconcileAutoscaler when the scale write fails: FailedRescale, AbleToScale False FailedUpdateScale.
+
+    `state`, `conditions`, `previous_desired_replicas` and `last_scale_time` are the inputs `decision` was
+    made from: the recommendations are kept (upstream stores them before the write), the scale event is not
+    (storeScaleEvent runs after a successful write), and the status keeps its desired count and scale time
+    (setCurrentReplicasAndMetricsInStatus).
+    """
+    assert decision.desired_replicas is not None
+    kept = [c for c in decision.conditions if c.type != ConditionType.SCALED_TO_ZERO]
+    before = next((c for c in conditions if c.type == ConditionType.SCALED_TO_ZERO), None)
+    if before is not None and any(c.type == ConditionType.SCALED_TO_ZERO for c in decision.conditions):
+        kept.append(before)
+    kept = set_condition(
+        kept,
+        ConditionType.ABLE_TO_SCALE,
+        "False",
+        "FailedUpdateScale",
+        f"the HPA controller was unable to update the target scale: {error}",
+        now=now,
+    )
+    events = [e for e in decision.events if e.reason != EventReason.SUCCESSFUL_RESCALE]
+    events.append(
+        Event(
+            EventType.WARNING,
+            EventReason.FAILED_RESCALE,
+            failed_rescale_message(decision.desired_replicas, decision.rescale_reason, error),
+        )
+    )
+    return replace(
+        decision,
+        conditions=tuple(kept),
+        events=tuple(events),
+        state=BehaviorState(decision.state.recommendations, state.scale_up_events, state.scale_down_events),
+        status=replace(decision.status, desired_replicas=previous_desired_replicas, last_scale_time=last_scale_time),
+        error=f"failed to rescale {reference}: {error}",
+        summary=f"{decision.summary} (the scale write failed: {error})",
+    )
+
+
+def dry_run(
+    decision: Decision, *, state: BehaviorState, conditions: Sequence[Condition], last_scale_time: datetime | None
+) -> Decision:
+    """A rescale decided but not applied (dry-run): what the status and events say instead of a rescale.
+
+    AbleToScale stays True with reason DryRun; the rescale is reported by a DryRunRescale event rather than
+    SuccessfulRescale; no scale event is stored and lastScaleTime is unchanged (nothing was scaled);
+    desiredReplicas shows what would have been written. A decision without a rescale is returned as is.
+    """
+    if not decision.rescale or decision.desired_replicas is None:
+        return decision
+    kept = [c for c in decision.conditions if c.type != ConditionType.SCALED_TO_ZERO]
+    before = next((c for c in conditions if c.type == ConditionType.SCALED_TO_ZERO), None)
+    if before is not None:
+        kept.append(before)
+    able = [
+        Condition(
+            c.type,
+            c.status,
+            "DryRun",
+            f"dry run: the HPA controller would update the target scale to {decision.desired_replicas}; not written",
+            c.last_transition_time,
+        )
+        if c.type == ConditionType.ABLE_TO_SCALE
+        else c
+        for c in kept
+    ]
+    events = [
+        Event(EventType.NORMAL, EventReason.DRY_RUN_RESCALE, e.message + "; dry run: not written")
+        if e.reason == EventReason.SUCCESSFUL_RESCALE
+        else e
+        for e in decision.events
+    ]
+    return replace(
+        decision,
+        conditions=tuple(able),
+        events=tuple(events),
+        state=BehaviorState(decision.state.recommendations, state.scale_up_events, state.scale_down_events),
+        status=replace(decision.status, last_scale_time=last_scale_time),
+        summary=f"dry run: {decision.summary} (not written)",
+    )

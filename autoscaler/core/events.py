@@ -19,7 +19,7 @@ class EventType(StrEnum):
 
 
 class EventReason(StrEnum):
-    """Every event reason the HPA controller uses (horizontal.go), and no other."""
+    """Every event reason the HPA controller uses (horizontal.go), and the project's one of its own (dry-run)."""
 
     SUCCESSFUL_RESCALE = "SuccessfulRescale"
     FAILED_GET_SCALE = "FailedGetScale"
@@ -34,6 +34,8 @@ class EventReason(StrEnum):
     SELECTOR_REQUIRED = "SelectorRequired"
     INVALID_SELECTOR = "InvalidSelector"
     AMBIGUOUS_SELECTOR = "AmbiguousSelector"
+    # Not the HPA's: a rescale decided in dry-run and not written (the HPA has no dry-run).
+    DRY_RUN_RESCALE = "DryRunRescale"
 
 
 # The FailedGet*Metric reason per metric source type, as computeReplicasForMetric picks it.

@@ -157,17 +157,28 @@ class ScaleClient:
 
         return call_with_retries(once, budget=self._budget, sleep=self._sleep)
 
-    def write_scale(self, namespace: str, ref: ObjectReference, decide: Callable[[Scale], int | None]) -> ScaleWrite:
-        """Read the scale, ask `decide` for the replica count, write it guarded by resourceVersion.
+    def write_scale(
+        self,
+        namespace: str,
+        ref: ObjectReference,
+        decide: Callable[[Scale], int | None],
+        *,
+        known: tuple[Scale, str] | None = None,
+    ) -> ScaleWrite:
+        """Ask `decide` for the replica count and write it, guarded by the resourceVersion it was decided on.
 
-        `decide` returns the desired spec.replicas, or None to leave the scale alone. On 409 the scale is
-        read again and `decide` is called again with the fresh scale (at most `max_conflicts` times, then
+        `known` is the scale as last seen and its resourceVersion (from `WorkloadCache`, or an earlier
+        `read_scale`): the first attempt is decided on it and costs one PUT; without it the scale is read
+        first. `decide` returns the desired spec.replicas, or None to leave the scale alone. On 409 the scale
+        is read again and `decide` is called again with the fresh scale (at most `max_conflicts` times, then
         `Conflict` is raised). Nothing is written when the decision equals the current spec.replicas.
         """
         resource = self._resource(ref)
         conflicts = 0
+        read = ScaleRead(scale=known[0], resource_version=known[1], resource=resource) if known else None
         while True:
-            read = self._read(namespace, ref, resource)
+            if read is None:
+                read = self._read(namespace, ref, resource)
             desired = decide(read.scale)
             if desired is None or desired == read.scale.spec_replicas:
                 return ScaleWrite(
@@ -189,6 +200,7 @@ class ScaleClient:
                 )
                 if conflicts > self._max_conflicts:
                     raise
+                read = None
                 continue
             written = scale_from_json(data)
             return ScaleWrite(

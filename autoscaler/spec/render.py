@@ -7,6 +7,7 @@ fed to the next snapshot; metric statuses are written in the autoscaling/v2 Metr
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -15,7 +16,7 @@ from autoscaler.core.decision import Decision
 from autoscaler.core.formats import format_milli, format_time
 from autoscaler.core.metric import MetricResult, MetricStatus
 from autoscaler.core.state import behavior_state_to_json
-from autoscaler.core.types import LabelSelector, MetricSourceType, MetricSpec, Recommendation
+from autoscaler.core.types import LabelSelector, MetricSourceType, MetricSpec, ObjectReference, Recommendation
 
 FORMAT_VERSION = "autoscaler.dev/decision/v1"
 
@@ -221,3 +222,52 @@ def decision(
         },
         "behaviorState": behavior_state_to_json(result.state),
     }
+
+
+# The TARGETS column of `kubectl get hpa` shows this many metrics, then "+ N more...".
+TARGETS_SHOWN = 2
+
+
+def format_reference(ref: ObjectReference) -> str:
+    """The REFERENCE column of `kubectl get hpa`: "Deployment/web"."""
+    return f"{ref.kind}/{ref.name}"
+
+
+def _target_text(spec: MetricSpec, status: MetricStatus | None) -> str:
+    target = spec.target
+    unknown = "<unknown>"
+    if spec.type in (MetricSourceType.EXTERNAL, MetricSourceType.OBJECT):
+        if target.average_value is not None:
+            current = format_milli(status.average_value) if status and status.average_value is not None else unknown
+            return f"{current}/{format_milli(target.average_value)} (avg)"
+        current = format_milli(status.value) if status and status.value is not None else unknown
+        return f"{current}/{format_milli(target.value or 0)}"
+    if spec.type == MetricSourceType.PODS:
+        current = format_milli(status.average_value) if status and status.average_value is not None else unknown
+        return f"{current}/{format_milli(target.average_value or 0)}"
+    # Resource and ContainerResource: named by the resource, a value or a utilization.
+    if target.average_value is not None:
+        current = format_milli(status.average_value) if status and status.average_value is not None else unknown
+        return f"{spec.resource_name}: {current}/{format_milli(target.average_value)}"
+    current = f"{status.average_utilization}%" if status and status.average_utilization is not None else unknown
+    wanted = f"{target.average_utilization}%" if target.average_utilization is not None else "<auto>"
+    return f"{spec.resource_name}: {current}/{wanted}"
+
+
+def format_targets(metrics: Sequence[MetricSpec], statuses: Sequence[MetricStatus | None] | None) -> str:
+    """The TARGETS column of `kubectl get hpa` (kubectl's formatHPAMetrics): "cpu: 45%/70%, 300m/500m".
+
+    `statuses` are the status's currentMetrics by index (None, or a None entry, for a metric without a current
+    value: "<unknown>"); after two metrics the rest is counted: "... + 1 more...". Quantities are written as
+    the HPA writes current values (DecimalSI), targets too (kubectl keeps a target's own format, e.g. "1Gi").
+    """
+    if not metrics:
+        return "<none>"
+    shown = [
+        _target_text(spec, statuses[i] if statuses is not None and i < len(statuses) else None)
+        for i, spec in enumerate(metrics)
+    ]
+    text = ", ".join(shown[:TARGETS_SHOWN])
+    if len(shown) > TARGETS_SHOWN:
+        return f"{text} + {len(shown) - TARGETS_SHOWN} more..."
+    return text

@@ -1,0 +1,510 @@
+"""One tick of the daemon: every due target read from the caches, its metrics read in one pass, decided by the
+core, and its scale, Events and status written with bounded concurrency (docs/daemon.md, "Reconciling a tick").
+
+The flow, as the HPA's reconcileAutoscaler runs it per HPA, batched per tick:
+1. memory: each target's behaviour state, conditions, lastScaleTime and desiredReplicas: from the previous tick,
+   or, the first time a target is seen (start, failover, `forget`), from its stored status;
+2. scale: apps/v1 kinds from `WorkloadCache`, other kinds through `ScaleClient.read_scale`; pods from
+   `PodCache`; the scale selector into the selector index (the HPA's hpaSelectors) for AmbiguousSelector;
+3. metrics: ONE `MetricsReader.read` for every metric of every target; a `MetricsError` is a `MetricFailure`;
+4. decide: `core.decision.decide` per target;
+5. writes, `write_concurrency` targets at a time: the scale (guarded by the cached resourceVersion; on 409 read
+   again and decided again with the same readings), the Decision's Events, the status with the behaviour state.
+One target's failure, of any kind, is that target's outcome and never touches the others.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any, cast
+
+import structlog
+
+from autoscaler.core.decision import Decision, controlling_autoscalers, decide, dry_run, failed_rescale
+from autoscaler.core.events import EventReason
+from autoscaler.core.labels import SelectorSyntaxError
+from autoscaler.core.types import MetricFailure, MetricInput, Pod, Scale, ScaleFailure, Settings
+from autoscaler.daemon.model import Origin, Target, TargetKey, TargetOutcome, TickReport
+from autoscaler.daemon.persist import Memory, StateStore, memory_from_status
+from autoscaler.kube.cache import APPS_KINDS, PodCache, WorkloadCache
+from autoscaler.kube.errors import KubeError
+from autoscaler.kube.events import EventRecorder, InvolvedObject
+from autoscaler.kube.scale import ScaleClient
+from autoscaler.kube.status import AutoscalerStatus, StatusWriter, status_to_json
+from autoscaler.metrics import MetricRequest, MetricsError, MetricsReader, ReadContext
+from autoscaler.spec.render import format_reference, format_targets, metric_status
+
+log = structlog.get_logger(__name__)
+
+# A selector in the index that its target has not refreshed for this many of its sync periods (plus a minute)
+# belongs to a target that is gone; it stops counting towards AmbiguousSelector.
+SELECTOR_EXPIRY_PERIODS = 4
+
+
+@dataclass(frozen=True, slots=True)
+class _Selector:
+    namespace: str
+    selector: str
+    seen: datetime
+    expires: datetime
+
+
+@dataclass(slots=True)
+class _Work:
+    """One target's inputs and results through the tick (never leaves `reconcile`)."""
+
+    target: Target
+    started: float
+    memory: Memory = field(default_factory=Memory)
+    scale: Scale | ScaleFailure | None = None
+    resource_version: str = ""  # "" when the scale came from a read without a cached version
+    pods: tuple[Pod, ...] = ()
+    controllers: tuple[str, ...] = ()
+    metrics: list[MetricInput] = field(default_factory=list)
+    decision: Decision | None = None
+    wrote_scale: bool = False
+    wrote_status: bool = False
+    error: str = ""
+    error_type: str = ""
+    done: bool = False  # an exception ended this target's tick
+
+    @property
+    def key(self) -> TargetKey:
+        return self.target.key
+
+
+def snapshot_of(work: _Work, *, settings: Settings, now: datetime) -> dict[str, Any] | None:
+    """The decision's inputs in replay's format (spec.snapshot_out.snapshot_json, when it lands: one call here)."""
+    if work.scale is None:
+        return None
+    target = work.target
+    return {
+        "name": target.key.name,
+        "namespace": target.key.namespace,
+        "now": now.isoformat(),
+        "source": target.source,
+    }
+
+
+class Reconciler:
+    """Runs ticks over due targets; keeps each target's memory and the selector index between them."""
+
+    def __init__(
+        self,
+        *,
+        settings: Settings,
+        reader: MetricsReader,
+        pods: PodCache,
+        workloads: WorkloadCache,
+        scales: ScaleClient,
+        events: EventRecorder | None,
+        status: StatusWriter | None,
+        states: StateStore | None,
+        write_concurrency: int = 16,
+        may_write: Callable[[], bool] = lambda: True,
+    ) -> None:
+        if write_concurrency < 1:
+            raise ValueError(f"write_concurrency must be at least 1, not {write_concurrency}")
+        self._settings = settings
+        self._reader = reader
+        self._pods = pods
+        self._workloads = workloads
+        self._scales = scales
+        self._events = events
+        self._status = status
+        self._states = states
+        self._write_concurrency = write_concurrency
+        self._may_write = may_write
+        self._memory: dict[TargetKey, Memory] = {}
+        self._selectors: dict[TargetKey, _Selector] = {}
+
+    def forget(self, key: TargetKey | None = None) -> None:
+        """Drop the in-memory state of one target or all (leadership change): read from storage when next seen."""
+        if key is None:
+            self._memory.clear()
+            self._selectors.clear()
+            return
+        self._memory.pop(key, None)
+        self._selectors.pop(key, None)
+
+    # --- the tick ---------------------------------------------------------------------------------------
+
+    def reconcile(self, targets: Sequence[Target], *, now: datetime, write: bool = True) -> TickReport:
+        """Decide every target of `targets` at `now`; with `write` False nothing is written anywhere (plan)."""
+        started = time.monotonic()
+        works = [_Work(target=t, started=started) for t in targets]
+        for work in works:
+            self._guard(work, lambda w: self._restore(w, write=write))
+        self._read_scales(works)
+        self._index_selectors(works, now)
+        owners: dict[str, dict[str, set[str]]] = {}
+        for work in works:
+            self._guard(work, lambda w: self._select_pods_and_controllers(w, owners))
+        pass_seconds, queries = self._read_metrics(works, now)
+        for work in works:
+            self._guard(work, lambda w: self._decide(w, now))
+        if write:
+            self._write_all(works, now)
+        for work in works:
+            if write and work.decision is not None and not work.done:
+                self._remember(work)
+        outcomes = tuple(self._outcome(w, now) for w in works)
+        return TickReport(
+            started=now,
+            outcomes=outcomes,
+            seconds=time.monotonic() - started,
+            metric_queries=queries,
+            metric_seconds=pass_seconds,
+        )
+
+    def _guard(self, work: _Work, step: Callable[[_Work], None]) -> None:
+        """Run one step for one target; anything it raises ends that target's tick as an internal error."""
+        if work.done:
+            return
+        try:
+            step(work)
+        except Exception as err:
+            log.error(
+                "target_failed",
+                target=str(work.key),
+                error=f"{type(err).__name__}: {err}",
+                traceback="".join(traceback.format_exception(err)),
+            )
+            work.done = True
+            work.error = f"internal error: {type(err).__name__}: {err}"
+            work.error_type = "internal"
+
+    # --- 1. memory ---------------------------------------------------------------------------------------
+
+    def _restore(self, work: _Work, *, write: bool) -> None:
+        memory = self._memory.get(work.key)
+        if memory is None:
+            memory = self._load(work.target)
+            if write:
+                self._memory[work.key] = memory
+        work.memory = memory
+
+    def _load(self, target: Target) -> Memory:
+        where = target.source or str(target.key)
+        if target.origin == Origin.RESOURCE:
+            stored = (target.stored or {}).get("status")
+            return memory_from_status(stored if isinstance(stored, Mapping) else None, where=where)
+        if self._states is None:
+            return Memory()
+        return memory_from_status(self._states.load(target.key.namespace, target.key.name), where=where)
+
+    # --- 2. scales, pods, the selector index ---------------------------------------------------------------
+
+    def _read_scales(self, works: Sequence[_Work]) -> None:
+        custom: list[_Work] = []
+        for work in works:
+            if work.done:
+                continue
+            ref = work.target.autoscaler.spec.scale_target_ref
+            group = ref.api_version.partition("/")[0] if "/" in ref.api_version else ""
+            informer_kind = ref.kind in APPS_KINDS and group == "apps" and ref.kind in self._workloads.informers
+            if not informer_kind:
+                custom.append(work)
+                continue
+            cached = self._workloads.scale(work.key.namespace, ref.kind, ref.name)
+            if cached is None:
+                work.scale = ScaleFailure(f'{APPS_KINDS[ref.kind]}.apps "{ref.name}" not found')
+            else:
+                work.scale, work.resource_version = cached.scale, cached.resource_version
+        if not custom:
+            return
+
+        def read(work: _Work) -> None:
+            ref = work.target.autoscaler.spec.scale_target_ref
+            try:
+                got = self._scales.read_scale(work.key.namespace, ref)
+            except KubeError as err:
+                work.scale = ScaleFailure(str(err))
+                return
+            work.scale, work.resource_version = got.scale, got.resource_version
+
+        with ThreadPoolExecutor(max_workers=min(self._write_concurrency, len(custom))) as pool:
+            list(pool.map(lambda w: self._guard(w, read), custom))
+
+    def _index_selectors(self, works: Sequence[_Work], now: datetime) -> None:
+        for work in works:
+            if isinstance(work.scale, Scale):
+                period = work.target.sync_period_seconds
+                expires = now.timestamp() + SELECTOR_EXPIRY_PERIODS * period + 60
+                self._selectors[work.key] = _Selector(
+                    work.key.namespace,
+                    work.scale.selector,
+                    now,
+                    datetime.fromtimestamp(expires, tz=now.tzinfo),
+                )
+        for key in [k for k, s in self._selectors.items() if s.expires < now]:
+            del self._selectors[key]
+
+    def _select(self, namespace: str, selector: str) -> tuple[Pod, ...]:
+        if not selector:
+            return ()
+        try:
+            return self._pods.pods(namespace, selector)
+        except SelectorSyntaxError:
+            return ()
+
+    def _owners(self, namespace: str, tick: dict[str, dict[str, set[str]]]) -> dict[str, set[str]]:
+        """Pod name -> the autoscalers in the selector index whose selector matches it, once per namespace."""
+        found = tick.get(namespace)
+        if found is None:
+            found = {}
+            for key, entry in self._selectors.items():
+                if entry.namespace == namespace:
+                    for pod in self._select(namespace, entry.selector):
+                        found.setdefault(pod.name, set()).add(str(key))
+            tick[namespace] = found
+        return found
+
+    def _select_pods_and_controllers(self, work: _Work, tick: dict[str, dict[str, set[str]]]) -> None:
+        if not isinstance(work.scale, Scale):
+            return
+        work.pods = self._select(work.key.namespace, work.scale.selector)
+        if not work.pods:
+            return
+        owners = self._owners(work.key.namespace, tick)
+        keys = {key for pod in work.pods for key in owners.get(pod.name, ())}
+        index = {str(k): e.selector for k, e in self._selectors.items() if e.namespace == work.key.namespace}
+        work.controllers = controlling_autoscalers(work.pods, {key: index[key] for key in keys if key in index})
+
+    # --- 3. metrics --------------------------------------------------------------------------------------
+
+    def _requests(self, work: _Work, now: datetime, into: list[MetricRequest]) -> None:
+        """This target's metric requests, appended to `into` (keyed by target and index)."""
+        if not isinstance(work.scale, Scale):
+            return
+        spec = work.target.autoscaler.spec
+        work.metrics = [MetricFailure("not read") for _ in spec.metrics]
+        if len(work.controllers) > 1:
+            return  # refused before any metric is read, as validateAndParseSelector does
+        context = ReadContext(
+            namespace=work.key.namespace,
+            pods=work.pods,
+            selector=work.scale.selector,
+            now=now,
+            sync_period_seconds=work.target.sync_period_seconds,
+            target=spec.scale_target_ref,
+        )
+        models = work.target.autoscaler.model.metrics or []
+        mine = [
+            MetricRequest(metric, context, binding=models[i].prometheus if i < len(models) else None, key=(work.key, i))
+            for i, metric in enumerate(spec.metrics)
+        ]
+        into.extend(mine)
+
+    def _read_metrics(self, works: Sequence[_Work], now: datetime) -> tuple[float, int]:
+        """ONE pass over every metric of every target; a `MetricsError` becomes the core's `MetricFailure`."""
+        requests: list[MetricRequest] = []
+        for work in works:
+            self._guard(work, lambda w: self._requests(w, now, requests))
+        if not requests:
+            return 0.0, 0
+        result = self._reader.read(requests)
+        by_key = {work.key: work for work in works}
+        for request, outcome in zip(requests, result.outcomes, strict=True):
+            key, i = cast(tuple[TargetKey, int], request.key)
+            by_key[key].metrics[i] = MetricFailure(str(outcome)) if isinstance(outcome, MetricsError) else outcome
+        return result.duration_seconds, result.queries_sent
+
+    # --- 4. decide -----------------------------------------------------------------------------------------
+
+    def _decide_on(self, work: _Work, scale: Scale | ScaleFailure, now: datetime) -> Decision:
+        memory = work.memory
+        return decide(
+            spec=work.target.autoscaler.spec,
+            scale=scale,
+            pods=work.pods,
+            metrics=work.metrics if isinstance(scale, Scale) else [MetricFailure("not read")] * len(work.metrics),
+            state=memory.state,
+            settings=self._settings,
+            now=now,
+            conditions=memory.conditions,
+            last_scale_time=memory.last_scale_time,
+            previous_desired_replicas=memory.desired_replicas,
+            controllers=work.controllers,
+        )
+
+    def _decide(self, work: _Work, now: datetime) -> None:
+        if work.scale is None:
+            return
+        if isinstance(work.scale, ScaleFailure):
+            work.metrics = [MetricFailure("not read") for _ in work.target.autoscaler.spec.metrics]
+        work.decision = self._decide_on(work, work.scale, now)
+        if work.target.dry_run:
+            work.decision = self._as_dry_run(work, work.decision)
+
+    def _as_dry_run(self, work: _Work, decision: Decision) -> Decision:
+        memory = work.memory
+        return dry_run(
+            decision, state=memory.state, conditions=memory.conditions, last_scale_time=memory.last_scale_time
+        )
+
+    # --- 5. writes -----------------------------------------------------------------------------------------
+
+    def _write_all(self, works: Sequence[_Work], now: datetime) -> None:
+        todo = [w for w in works if w.decision is not None and not w.done]
+        if not todo:
+            return
+        with ThreadPoolExecutor(max_workers=min(self._write_concurrency, len(todo))) as pool:
+            list(pool.map(lambda w: self._guard(w, lambda x: self._write(x, now)), todo))
+
+    def _write(self, work: _Work, now: datetime) -> None:
+        assert work.decision is not None
+        if work.decision.rescale and not work.target.dry_run:
+            self._write_scale(work, now)
+        if not self._may_write():
+            work.error, work.error_type = "not the leader: events and status not written", "fenced"
+            return
+        self._record_events(work)
+        self._write_status(work, now)
+
+    def _write_scale(self, work: _Work, now: datetime) -> None:
+        assert work.decision is not None and isinstance(work.scale, Scale)
+        ref = work.target.autoscaler.spec.scale_target_ref
+        decided: list[Decision] = [work.decision]
+
+        def desired(scale: Scale) -> int | None:
+            if scale != work.scale:  # a re-read after 409: decided again on it, with the same readings
+                work.scale = scale
+                decided.append(self._decide_on(work, scale, now))
+            decision = decided[-1]
+            if not decision.rescale or not self._may_write():
+                return None
+            return decision.desired_replicas
+
+        known = (work.scale, work.resource_version) if work.resource_version else None
+        try:
+            result = self._scales.write_scale(work.key.namespace, ref, desired, known=known)
+        except KubeError as err:
+            memory = work.memory
+            work.decision = failed_rescale(
+                decided[-1],
+                str(err),
+                reference=format_reference(ref),
+                state=memory.state,
+                conditions=memory.conditions,
+                previous_desired_replicas=memory.desired_replicas,
+                last_scale_time=memory.last_scale_time,
+                now=now,
+            )
+            work.error, work.error_type = f"scale write failed: {err}", "kube"
+            log.warning("scale_write_failed", target=str(work.key), error=str(err))
+            return
+        work.decision = decided[-1]
+        work.wrote_scale = result.written
+        if not result.written and work.decision.rescale:
+            # Not written: the fence closed, or the re-read scale already has the desired count.
+            if not self._may_write():
+                work.error, work.error_type = "not the leader: the scale was not written", "fenced"
+            work.decision = replace(
+                work.decision,
+                rescale=False,
+                summary=f"{work.decision.summary} (not written)",
+            )
+
+    def _involved(self, target: Target) -> InvolvedObject:
+        if target.origin == Origin.RESOURCE:
+            return InvolvedObject.autoscaler(target.key.namespace, target.key.name, target.uid)
+        return InvolvedObject.target(target.key.namespace, target.autoscaler.spec.scale_target_ref)
+
+    def _record_events(self, work: _Work) -> None:
+        if self._events is None or work.decision is None:
+            return
+        involved = self._involved(work.target)
+        for event in work.decision.events:
+            if event.reason == EventReason.SUCCESSFUL_RESCALE and not work.wrote_scale:
+                continue  # a rescale that was not written is no SuccessfulRescale
+            self._events.record(involved, type=event.type, reason=event.reason, message=event.message)
+
+    def _status_of(self, work: _Work) -> AutoscalerStatus:
+        decision = work.decision
+        assert decision is not None
+        spec = work.target.autoscaler.spec
+        statuses = decision.status.current_metrics
+        current = decision.status.current_replicas
+        if current is None:
+            current = work.memory.current_replicas or 0
+        return AutoscalerStatus(
+            current_replicas=current,
+            desired_replicas=decision.status.desired_replicas or 0,
+            last_scale_time=decision.status.last_scale_time,
+            current_metrics=tuple(metric_status(s) for s in statuses) if statuses else (),
+            conditions=decision.conditions,
+            observed_generation=work.target.generation,
+            behavior_state=decision.state,
+            reference=format_reference(spec.scale_target_ref),
+            targets=format_targets(spec.metrics, statuses),
+        )
+
+    def _write_status(self, work: _Work, now: datetime) -> None:
+        status = self._status_of(work)
+        target = work.target
+        try:
+            if target.origin == Origin.RESOURCE:
+                if self._status is None:
+                    return
+                work.wrote_status = self._status.write_status(
+                    target.key.namespace, target.key.name, status, current=target.stored
+                )
+                return
+            if self._states is None:
+                return
+            document = status_to_json(status, previous=work.memory.document, now=now)
+            if document != work.memory.document:
+                self._states.save(target.key.namespace, target.key.name, document)
+                work.wrote_status = True
+            work.memory = replace(work.memory, document=document)
+        except KubeError as err:
+            log.warning("status_write_failed", target=str(work.key), error=str(err))
+            if not work.error:
+                work.error, work.error_type = f"status write failed: {err}", "kube"
+
+    # --- after the tick --------------------------------------------------------------------------------------
+
+    def _remember(self, work: _Work) -> None:
+        decision = work.decision
+        assert decision is not None
+        self._memory[work.key] = Memory(
+            state=decision.state,
+            conditions=decision.conditions,
+            last_scale_time=decision.status.last_scale_time,
+            desired_replicas=decision.status.desired_replicas,
+            current_replicas=(
+                decision.status.current_replicas
+                if decision.status.current_replicas is not None
+                else work.memory.current_replicas
+            ),
+            document=work.memory.document,
+        )
+
+    def _outcome(self, work: _Work, now: datetime) -> TargetOutcome:
+        snapshot: Mapping[str, Any] | None = None
+        if work.decision is not None:
+            try:
+                snapshot = snapshot_of(work, settings=self._settings, now=now)
+            except Exception as err:
+                log.error("snapshot_failed", target=str(work.key), traceback="".join(traceback.format_exception(err)))
+        return TargetOutcome(
+            key=work.key,
+            target=work.target,
+            decision=work.decision,
+            snapshot=snapshot,
+            wrote_scale=work.wrote_scale,
+            wrote_status=work.wrote_status,
+            dry_run=work.target.dry_run,
+            seconds=time.monotonic() - work.started,
+            error=work.error,
+            error_type=work.error_type,
+        )
+
+
+__all__ = ["Reconciler", "snapshot_of"]
