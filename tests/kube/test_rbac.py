@@ -12,6 +12,7 @@ from autoscaler.kube.events import EventRecorder, InvolvedObject
 from autoscaler.kube.leader import LeaderElectionConfig, LeaderElector
 from autoscaler.kube.pods import PodLister
 from autoscaler.kube.scale import ScaleClient
+from autoscaler.kube.state import ConfigMapStateStore
 from autoscaler.kube.status import AutoscalerCache, AutoscalerStatus, StatusWriter
 from tests.kube.conftest import NS, Setup, documented_permissions, used_permissions
 from tests.kube.test_cache import eventually
@@ -55,6 +56,11 @@ def test_every_documented_permission_is_used_and_no_other(kube: KubeClient, setu
         elector = LeaderElector(kube, LeaderElectionConfig(namespace=NS, name="rbac", identity="me"))
         assert elector.try_acquire_or_renew()
         assert elector.try_acquire_or_renew()
+        # File specs' state: get (404), create, then update.
+        states = ConfigMapStateStore(kube, namespace=NS)
+        assert states.load(NS, "file-spec") is None
+        states.save(NS, "file-spec", {"desiredReplicas": 2})
+        states.save(NS, "file-spec", {"desiredReplicas": 3})
     finally:
         for cache in caches:
             cache.stop()
