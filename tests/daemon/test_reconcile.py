@@ -161,13 +161,16 @@ def test_dry_run_reports_but_never_scales(kube: KubeClient, setup: Setup, server
 
 def test_plan_writes_nothing_at_all(kube: KubeClient, setup: Setup, server: Any, prom: FakePrometheus) -> None:
     _web(setup)
-    doc = spec_doc("file-web", target="web")
+    setup.workload("deployments", "api", replicas=4)
+    doc = spec_doc("file-api", target="api")
     with daemon(kube, reader_for(prom)) as d:
         d.wait_replicas("web", 4)
+        d.wait_replicas("api", 4)
         prom.values[query_for("web")] = 800
+        prom.values[query_for("api")] = 500
         server.audit.clear()
         report = d.reconciler.reconcile([resource_target(setup, "web"), file_target(doc)], now=T0, write=False)
-        assert [o.decision.desired_replicas for o in report.outcomes if o.decision] == [8, 8]
+        assert [o.decision.desired_replicas for o in report.outcomes if o.decision] == [8, 5]
     assert writes(server) == []
 
 
