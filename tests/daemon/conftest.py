@@ -1,5 +1,6 @@
-"""The kube layer's emulator fixtures (server, setup, kube), shared with the daemon's tests."""
+"""The kube layer's emulator fixtures (server, setup, kube) and the metric layer's real Prometheus, shared."""
 
 from tests.kube.conftest import kube, server, setup
+from tests.metrics.conftest import base_time, prometheus, push
 
-__all__ = ["kube", "server", "setup"]
+__all__ = ["base_time", "kube", "prometheus", "push", "server", "setup"]
