@@ -17,7 +17,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench import fixtures  # noqa: E402
+from bench import fixtures
 
 
 def paged_list(port: int, limit: int) -> tuple[int, int, float]:

@@ -22,7 +22,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench import fixtures  # noqa: E402
+from bench import fixtures
 
 
 def _rss_mib() -> float:
@@ -101,7 +101,9 @@ def main() -> None:
             raise SystemExit(f"N={targets} failed:\n{done.stderr[-3000:]}{done.stdout[-2000:]}")
         rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
     print(f"{rows[0]['prometheus']}; {args.namespaces} namespaces; 10 pods and 2 metrics per target")
-    print("| targets | pods | set-up (s) | pass wall p50 (s) | max (s) | client CPU p50 (s) | requests | peak RSS (MiB) |")
+    print(
+        "| targets | pods | set-up (s) | pass wall p50 (s) | max (s) | client CPU p50 (s) | requests | peak RSS (MiB) |"
+    )
     print("|---:|---:|---:|---:|---:|---:|---:|---:|")
     for row in rows:
         print(
