@@ -265,8 +265,8 @@ def deployment(layout: Layout, target: int) -> dict[str, Any]:
 @contextmanager
 def emulator(layout: Layout, *, history_size: int = 10_000) -> Iterator[EmulatedApiServer]:
     """A running emulator (pods moved along every 0.1 s) holding the layout's Deployments, each with its
-    ReplicaSet and ready pods, created
-    through the emulator's own controllers (no start or readiness delay) an hour before now."""
+    ReplicaSet and ready pods, created through the emulator's own controllers (no start or readiness delay)
+    an hour before now."""
     clock = ShiftedClock(timedelta(hours=1))
     namespaces = ("default", "kube-system", *(f"ns-{i}" for i in range(layout.namespaces)))
     server = EmulatedApiServer(

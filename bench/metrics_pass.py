@@ -42,9 +42,7 @@ def run_one(targets: int, namespaces: int, passes: int) -> dict[str, Any]:
     setup_started = time.perf_counter()
     with fixtures.prometheus(layout, at) as server:
         setup = time.perf_counter() - setup_started
-        queries: list[tuple[str, float, str]] = []
         reader = MetricsReader(fixtures.settings(server.url), registry=SourceRegistry.builtin())
-        observe = getattr(reader, "set_query_observer", None)
         requests = fixtures.requests(layout, at)
         rss_before = _rss_mib()
         walls, cpus, sent = [], [], 0
@@ -63,7 +61,6 @@ def run_one(targets: int, namespaces: int, passes: int) -> dict[str, Any]:
                 walls.append(wall)
                 cpus.append(cpu)
         reader.close()
-        del observe, queries
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {
         "targets": targets,
