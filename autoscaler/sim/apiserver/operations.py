@@ -86,6 +86,10 @@ def _key(obj: JSON) -> tuple[str, str]:
 _SNAPSHOTS_KEPT = 8
 
 
+Keys = list[tuple[str, str]]
+Objects = list[JSON]
+
+
 @dataclass(frozen=True, slots=True)
 class _View:
     """A list's matching stored objects at its resourceVersion, sorted by (namespace, name)."""
@@ -183,7 +187,7 @@ class Operations:
                 item.pop("apiVersion", None)
         return {"kind": rtype.list_kind, "apiVersion": rtype.api_version, "metadata": meta, "items": served}
 
-    def _select(self, selection: Filter, objects: list[JSON], *, keys: list[tuple[str, str]] | None = None) -> _View:
+    def _select(self, selection: Filter, objects: Objects, *, keys: Keys | None = None) -> _View:
         """The objects of a list that the selectors match, with their (namespace, name) keys."""
         rtype = selection.rtype
         if keys is None:

@@ -21,6 +21,7 @@ from autoscaler.sim.apiserver.resources import ResourceType
 JSON = dict[str, Any]
 Key = tuple[str, str]
 Items = list[JSON]
+Snapshot = list[tuple[Key, JSON]]  # (namespace, name) and the stored object
 T = TypeVar("T")
 
 
@@ -103,7 +104,7 @@ class Store:
             keys = sorted(k for k in items if namespace is None or k[0] == namespace)
             return [clone(items[k]) for k in keys if where is None or where(items[k])], self._rv
 
-    def snapshot(self, rtype: ResourceType, namespace: str | None) -> tuple[list[tuple[tuple[str, str], JSON]], int]:
+    def snapshot(self, rtype: ResourceType, namespace: str | None) -> tuple[Snapshot, int]:
         """The stored objects themselves (not copies: a committed object is never changed in place, a write
         stores a new one), keyed and sorted by (namespace, name), and the current resourceVersion: a
         consistent view that later writes do not touch. Callers must not change the objects."""
