@@ -14,9 +14,10 @@ traceback. Errors are otherwise returned, not logged: the caller logs where it h
 
 from __future__ import annotations
 
+import gc
 import time as _time
 import traceback
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import datetime
@@ -32,6 +33,7 @@ from autoscaler.metrics.errors import MetricsError, PermanentError, QueryTimeout
 from autoscaler.metrics.registry import SourceRegistry
 from autoscaler.metrics.settings import MetricsSettings
 from autoscaler.metrics.source import MetricSource, QueryPlan
+from autoscaler.metrics.sources import PrometheusSource
 
 log = structlog.get_logger(__name__)
 
@@ -88,8 +90,11 @@ class MetricsReader:
         clients: Mapping[str, QueryClient] | None = None,
         sleep: Callable[[float], None] = _time.sleep,
         monotonic: Callable[[], float] = _time.monotonic,
+        on_query: Callable[[str, float, str], None] | None = None,
     ) -> None:
         self._settings = settings
+        # Called once per distinct query sent: (server name, seconds, "ok" or the error's type name).
+        self._on_query = on_query
         self._registry = registry or SourceRegistry.installed()
         self._monotonic = monotonic
         if clients is None:
@@ -128,20 +133,62 @@ class MetricsReader:
 
     def plan(self, requests: Sequence[MetricRequest]) -> list[QueryPlan | MetricsError]:
         """What a pass would send for each request, without sending anything (for `plan` and `check`)."""
-        return [item if isinstance(item, MetricsError) else item[1] for item in map(self._plan_one, requests)]
+        memo: dict[Hashable, tuple[MetricSource, QueryPlan] | MetricsError] = {}
+        planned = [self._plan_one(request, memo) for request in requests]
+        return [item if isinstance(item, MetricsError) else item[1] for item in planned]
 
-    def _plan_one(self, request: MetricRequest) -> tuple[MetricSource, QueryPlan] | MetricsError:
+    def _plan_one(
+        self, request: MetricRequest, memo: dict[Hashable, tuple[MetricSource, QueryPlan] | MetricsError]
+    ) -> tuple[MetricSource, QueryPlan] | MetricsError:
+        """One request's plan. A built-in source's plan depends only on the metric spec, the binding, the
+        namespace, the time and the sync period (never on the pods), so a pass plans each such key once."""
         try:
             source = self._registry.for_request(request)
-            plan = self._call_source(source, "plan", partial(source.plan, request, settings=self._settings))
-            return source, plan
         except MetricsError as err:
             return err.with_context(metric=request.name)
+        key: Hashable = None
+        if isinstance(source, PrometheusSource):
+            context = request.context
+            key = (source, request.spec, request.binding, context.namespace, context.now, context.sync_period_seconds)
+            try:
+                known = memo.get(key)
+            except TypeError:  # an unhashable part (a custom selector type, say): planned without the memo
+                key, known = None, None
+            if known is not None:
+                # An error object carries its metric's name: each metric gets its own copy.
+                return (
+                    _copy_error(known).with_context(metric=request.name) if isinstance(known, MetricsError) else known
+                )
+        try:
+            planned: tuple[MetricSource, QueryPlan] | MetricsError = (
+                source,
+                self._call_source(source, "plan", partial(source.plan, request, settings=self._settings)),
+            )
+        except MetricsError as err:
+            planned = err
+        if key is not None:
+            memo[key] = _copy_error(planned) if isinstance(planned, MetricsError) else planned
+        return planned.with_context(metric=request.name) if isinstance(planned, MetricsError) else planned
 
     def read(self, requests: Sequence[MetricRequest]) -> PassResult:
-        """Plan all, query each distinct (server, PromQL, time) once, read every answer."""
+        """Plan all, query each distinct (server, PromQL, time) once, read every answer.
+
+        Python's cyclic garbage collector is paused for the pass (the answers are hundreds of thousands of
+        acyclic containers it would walk again and again); it runs again, and collects, once the pass ends.
+        """
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            return self._read(requests)
+        finally:
+            if paused:
+                gc.enable()
+
+    def _read(self, requests: Sequence[MetricRequest]) -> PassResult:
         started = self._monotonic()
-        planned = [self._plan_one(request) for request in requests]
+        memo: dict[Hashable, tuple[MetricSource, QueryPlan] | MetricsError] = {}
+        planned = [self._plan_one(request, memo) for request in requests]
+        del memo
         budgets: dict[Query, float] = {}
         for request, item in zip(requests, planned, strict=True):
             if not isinstance(item, MetricsError):
@@ -201,13 +248,17 @@ class MetricsReader:
                     scope="pass",
                     limit_seconds=deadline_seconds,
                 )
+            sent = self._monotonic()
+            answer: Answer | MetricsError
             try:
                 budget = min(budgets[query], remaining)
-                return client.query(query.promql, time=query.time, budget_seconds=budget, deadline_seconds=remaining)
+                answer = client.query(query.promql, time=query.time, budget_seconds=budget, deadline_seconds=remaining)
             except MetricsError as err:
-                return err
+                answer = err
             except Exception as err:  # the last line: never let one query's surprise end the pass
-                return self._unexpected(err, what=f"querying server {query.server!r}")
+                answer = self._unexpected(err, what=f"querying server {query.server!r}")
+            self._observe(query.server, self._monotonic() - sent, answer)
+            return answer
 
         queries = list(budgets)
         if not queries:
@@ -233,6 +284,16 @@ class MetricsReader:
                     limit_seconds=deadline_seconds,
                 )
         return results
+
+    def _observe(self, server: str, seconds: float, answer: Answer | MetricsError) -> None:
+        """Tell the observer how a query went; an observer that fails is logged, never the query's failure."""
+        if self._on_query is None:
+            return
+        outcome = type(answer).__name__ if isinstance(answer, MetricsError) else "ok"
+        try:
+            self._on_query(server, seconds, outcome)
+        except Exception as err:
+            log.warning("metrics_query_observer_failed", error=self.redact(f"{type(err).__name__}: {err}"))
 
     def _call_source(self, source: MetricSource, step: str, call: Callable[[], _T]) -> _T:
         """Call a source; a stray exception becomes a typed error for this metric only."""

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import json
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +28,7 @@ from autoscaler.sim.apiserver.selectors import (
     parse_field_selector,
     parse_label_selector,
 )
-from autoscaler.sim.apiserver.store import Store
+from autoscaler.sim.apiserver.store import Store, clone
 from autoscaler.sim.apiserver.strategy import apply_scale, prepare_create, prepare_update, to_scale
 
 JSON = dict[str, Any]
@@ -59,17 +62,40 @@ def _list_options_invalid(field: str, detail: str) -> errors.ApiError:
     return errors.invalid("meta.k8s.io", "ListOptions", "", [(field, detail)])
 
 
-def _encode_continue(resource_version: int, start: str) -> str:
-    raw = json.dumps({"v": "meta.k8s.io/v1", "rv": resource_version, "start": start}).encode()
+def _encode_continue(resource_version: int, last: tuple[str, str]) -> str:
+    """A continue token: the list's resourceVersion and the key of the last object served."""
+    raw = json.dumps({"v": "meta.k8s.io/v1", "rv": resource_version, "start": f"{last[0]}/{last[1]}"}).encode()
     return base64.urlsafe_b64encode(raw).decode()
 
 
-def _decode_continue(token: str) -> tuple[int, str]:
+def _decode_continue(token: str) -> tuple[int, tuple[str, str]]:
     try:
         data = json.loads(base64.urlsafe_b64decode(token.encode()))
-        return int(data["rv"]), str(data["start"])
+        namespace, _, name = str(data["start"]).partition("/")  # namespace names hold no "/"
+        return int(data["rv"]), (namespace, name)
     except (ValueError, KeyError, TypeError, binascii.Error) as err:
         raise errors.bad_request(f"continue key is not valid: {err}") from err
+
+
+def _key(obj: JSON) -> tuple[str, str]:
+    meta = obj.get("metadata") or {}
+    return str(meta.get("namespace", "")), str(meta.get("name", ""))
+
+
+# Paged lists whose snapshot is kept for their next pages; an older one's next page is rebuilt from the history.
+_SNAPSHOTS_KEPT = 8
+
+
+Keys = list[tuple[str, str]]
+Objects = list[JSON]
+
+
+@dataclass(frozen=True, slots=True)
+class _View:
+    """A list's matching stored objects at its resourceVersion, sorted by (namespace, name)."""
+
+    keys: list[tuple[str, str]]
+    objects: list[JSON]
 
 
 class Operations:
@@ -82,6 +108,8 @@ class Operations:
         namespaces = registry.lookup("", "v1", "namespaces")
         assert namespaces is not None
         self._namespaces = namespaces
+        self._snapshots: OrderedDict[tuple[Any, ...], _View] = OrderedDict()
+        self._snapshots_lock = threading.Lock()
 
     # -- reads ------------------------------------------------------------------------------------------
 
@@ -119,43 +147,63 @@ class Operations:
             )
         if resource_version and not resource_version.isdigit():
             raise errors.bad_request(f'invalid resource version "{resource_version}"')
-        start = ""
+        start: tuple[str, str] | None = None
         if continue_token:
             list_rv, start = _decode_continue(continue_token)
-            try:
-                items = self.store.list_at(rtype, namespace, list_rv)
-            except errors.ApiError as err:
-                if err.code != 410:
-                    raise
+            if not self.store.retains(list_rv):
                 raise errors.expired(
                     "The provided continue parameter is too old to display a consistent list result. You can "
                     "start a new list without the continue parameter."
-                ) from err
+                )
+            with self._snapshots_lock:
+                view = self._snapshots.get((rtype.key, namespace, list_rv, label_selector, field_selector))
+            if view is None:  # evicted (or another selector): rebuilt from the history, once
+                view = self._select(selection, self.store.list_at(rtype, namespace, list_rv))
         elif resource_version_match == "Exact":
             list_rv = int(resource_version)
-            items = self.store.list_at(rtype, namespace, list_rv)
+            view = self._select(selection, self.store.list_at(rtype, namespace, list_rv))
         else:
-            items, list_rv = self.store.list(rtype, namespace, lambda o: selection.matches(from_storage(rtype, o)))
+            stored, list_rv = self.store.snapshot(rtype, namespace)
             if resource_version and int(resource_version) > list_rv:
                 self.store.list_at(rtype, namespace, int(resource_version))  # raises "Too large resource version"
-        served = [from_storage(rtype, o) for o in items]
-        served = [o for o in served if selection.matches(o)]
-        if start:
-            served = [o for o in served if self._position(o) > start]
+            view = self._select(selection, [obj for _, obj in stored], keys=[key for key, _ in stored])
+        first = bisect.bisect_right(view.keys, start) if start is not None else 0
+        last = len(view.keys) if limit <= 0 else min(first + limit, len(view.keys))
         meta: JSON = {"resourceVersion": str(list_rv)}
-        if limit > 0 and len(served) > limit:
-            meta["continue"] = _encode_continue(list_rv, self._position(served[limit - 1]))
-            meta["remainingItemCount"] = len(served) - limit
-            served = served[:limit]
+        cache_key = (rtype.key, namespace, list_rv, label_selector, field_selector)
+        if last < len(view.keys):
+            meta["continue"] = _encode_continue(list_rv, view.keys[last - 1])
+            meta["remainingItemCount"] = len(view.keys) - last
+            self._remember(cache_key, view)
+        else:
+            with self._snapshots_lock:
+                self._snapshots.pop(cache_key, None)
+        # Only this page is copied (and, over HTTP, serialised): the snapshot holds the stored objects.
+        served = [clone(from_storage(rtype, obj)) for obj in view.objects[first:last]]
         if not rtype.custom:
             # Typed lists of built-in kinds carry no kind/apiVersion per item.
-            served = [{k: v for k, v in o.items() if k not in ("kind", "apiVersion")} for o in served]
+            for item in served:
+                item.pop("kind", None)
+                item.pop("apiVersion", None)
         return {"kind": rtype.list_kind, "apiVersion": rtype.api_version, "metadata": meta, "items": served}
 
-    @staticmethod
-    def _position(obj: JSON) -> str:
-        meta = obj.get("metadata") or {}
-        return f"{meta.get('namespace', '')}/{meta.get('name', '')}"
+    def _select(self, selection: Filter, objects: Objects, *, keys: Keys | None = None) -> _View:
+        """The objects of a list that the selectors match, with their (namespace, name) keys."""
+        rtype = selection.rtype
+        if keys is None:
+            keys = [_key(obj) for obj in objects]
+        if not selection.labels.requirements and not selection.fields:
+            return _View(keys, objects)
+        chosen = [i for i, obj in enumerate(objects) if selection.matches(from_storage(rtype, obj))]
+        return _View([keys[i] for i in chosen], [objects[i] for i in chosen])
+
+    def _remember(self, key: tuple[Any, ...], view: _View) -> None:
+        """Keep a paged list's snapshot for its next pages (the few most recent lists)."""
+        with self._snapshots_lock:
+            self._snapshots[key] = view
+            self._snapshots.move_to_end(key)
+            while len(self._snapshots) > _SNAPSHOTS_KEPT:
+                self._snapshots.popitem(last=False)
 
     # -- writes -----------------------------------------------------------------------------------------
 

@@ -21,6 +21,7 @@ from autoscaler.sim.apiserver.resources import ResourceType
 JSON = dict[str, Any]
 Key = tuple[str, str]
 Items = list[JSON]
+Snapshot = list[tuple[Key, JSON]]  # (namespace, name) and the stored object
 T = TypeVar("T")
 
 
@@ -102,6 +103,20 @@ class Store:
             items = self._objects.get(rtype.key, {})
             keys = sorted(k for k in items if namespace is None or k[0] == namespace)
             return [clone(items[k]) for k in keys if where is None or where(items[k])], self._rv
+
+    def snapshot(self, rtype: ResourceType, namespace: str | None) -> tuple[Snapshot, int]:
+        """The stored objects themselves (not copies: a committed object is never changed in place, a write
+        stores a new one), keyed and sorted by (namespace, name), and the current resourceVersion: a
+        consistent view that later writes do not touch. Callers must not change the objects."""
+        with self._lock:
+            items = self._objects.get(rtype.key, {})
+            keys = sorted(k for k in items if namespace is None or k[0] == namespace)
+            return [(k, items[k]) for k in keys], self._rv
+
+    def retains(self, resource_version: int) -> bool:
+        """Whether the state at `resource_version` is still known (not compacted away)."""
+        with self._lock:
+            return resource_version >= self._compacted
 
     def list_at(self, rtype: ResourceType, namespace: str | None, resource_version: int) -> Items:
         """The list as it was at `resource_version` (resourceVersionMatch=Exact), rebuilt from the history."""
