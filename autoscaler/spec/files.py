@@ -344,7 +344,7 @@ def parse_yaml(text: str, *, source: str) -> Any:
     except yaml.YAMLError as err:
         raise SpecError([("", _yaml_problem(err))], source=source) from None
     try:
-        data = loader.get_single_data()  # type: ignore[no-untyped-call]  # untyped in the stubs
+        data = loader.get_single_data()
     except AliasError as err:
         raise SpecError([("", err.problem)], source=source) from None
     except yaml.composer.ComposerError as err:  # "expected a single document in the stream"
