@@ -38,7 +38,7 @@ _DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _HOSTNAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?$")
 # A model validator names the field it is about as "fieldName: message"; the path then ends at that field.
-_FIELD_PREFIX = re.compile(r"^([a-z][A-Za-z0-9]*): (.+)$", flags=re.S)
+_FIELD_PREFIX = re.compile(r"^([a-z][A-Za-z0-9]*(?:\.[a-z][A-Za-z0-9]*)*): (.+)$", flags=re.S)
 
 
 class ConfigError(SpecError):
