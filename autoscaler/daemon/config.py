@@ -351,7 +351,12 @@ def _name_field(problem: Problem) -> Problem:
 
 
 def _set_by(path: str, overridden: Mapping[str, str]) -> str:
-    names = [name for field, name in overridden.items() if path == field or path.startswith((field + ".", field + "["))]
+    # The variable set this field, a field inside it, or an entry of this map (AUTOSCALER_..._FEATURE_GATES__X).
+    names = [
+        name
+        for field, name in overridden.items()
+        if path == field or path.startswith((field + ".", field + "[")) or field.startswith(path + ".")
+    ]
     return f" (set by {names[0]})" if names else ""
 
 

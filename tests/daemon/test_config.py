@@ -321,6 +321,10 @@ ENV_BAD = [
     pytest.param({"AUTOSCALER_LEADER_ELECTION__LEASE_DURATION_SECONDS": "5"}, "leaderElection.leaseDurationSeconds",
                  "renewDeadlineSeconds (set by AUTOSCALER_LEADER_ELECTION__LEASE_DURATION_SECONDS)",
                  id="a cross-field rule"),
+    pytest.param({"AUTOSCALER_CONTROLLER__FEATURE_GATES__NO_SUCH_GATE": "true"}, "controller.featureGates",
+                 "unknown feature gate 'no_such_gate'", id="an unknown feature gate"),
+    pytest.param({"AUTOSCALER_CONTROLLER__FEATURE_GATES__NO_SUCH_GATE": "true"}, "controller.featureGates",
+                 "(set by AUTOSCALER_CONTROLLER__FEATURE_GATES__NO_SUCH_GATE)", id="a map entry names its variable"),
     pytest.param({"AUTOSCALER_METRICS__SERVERS__MAIN__URL": "nope"}, "metrics.servers.main.url",
                  "(set by AUTOSCALER_METRICS__SERVERS__MAIN__URL)", id="a new server's bad URL"),
 ]  # fmt: skip
