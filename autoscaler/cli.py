@@ -48,8 +48,13 @@ scaleTargetRef.apiVersion must name an API group). The rules: docs/spec.md.
 The summary counts the autoscalers, and apart from them the other documents with a problem (not a
 Kubernetes object, or refused for recursive or excessive YAML aliases).
 
-Exit status: 0 when every autoscaler is valid, 1 when one is not (or another document or a file is not),
-2 for a usage error, 74 when the output could not be written.
+With --config SETTINGS, the daemon's settings file is checked too (docs/configuration.md, with the
+AUTOSCALER_* environment overrides `autoscaler run` would apply), then every spec file it names under
+specs.files (a missing one is a problem here) and each FILE, and every metric's prometheus block against the
+settings' servers and templates; the feature gates are the settings' controller.featureGates.
+
+Exit status: 0 when every autoscaler is valid, 1 when one is not (or another document or a file is not,
+or the settings), 2 for a usage error, 74 when the output could not be written.
 """
 
 
@@ -89,7 +94,9 @@ def _parser() -> argparse.ArgumentParser:
         description=CHECK_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    check.add_argument("files", nargs="+", metavar="FILE", help="YAML files ('-' reads stdin)")
+    check.add_argument("files", nargs="*", metavar="FILE", help="YAML files ('-' reads stdin)")
+    check.add_argument("--config", metavar="SETTINGS", help="also check the daemon settings and the specs they name")
+    check.set_defaults(usage_error=check.error)
     check.add_argument(
         "--feature-gates",
         type=_feature_gates,
@@ -151,6 +158,12 @@ def _run(argv: list[str]) -> int:
         from autoscaler.replay import run
 
         return run(args.snapshots, output=args.output, out=sys.stdout, err=sys.stderr)
+    if args.command == "check" and args.config is not None:
+        from autoscaler.daemon.check import check_config
+
+        return check_config(args.config, args.files, gates=args.feature_gates, new=args.new, out=sys.stdout)
+    if args.command == "check" and not args.files:
+        args.usage_error("the following arguments are required: FILE")
     if args.command == "check":
         return check(args.files, gates=args.feature_gates, new=args.new, out=sys.stdout)
     _parser().print_help()

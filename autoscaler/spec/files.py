@@ -333,6 +333,36 @@ def _yaml_problem(err: yaml.YAMLError) -> str:
     return f"not valid YAML: {problem}{where}"
 
 
+def parse_yaml(text: str, *, source: str) -> Any:
+    """The one YAML document of a settings file (None when empty), read with the spec files' loader.
+
+    The same refusals as spec files (a duplicate key, a recursive or excessive alias, invalid YAML); a second
+    document is refused too. SpecError names the source and the place.
+    """
+    try:
+        loader = _Loader(text)
+    except yaml.YAMLError as err:
+        raise SpecError([("", _yaml_problem(err))], source=source) from None
+    try:
+        data = loader.get_single_data()
+    except AliasError as err:
+        raise SpecError([("", err.problem)], source=source) from None
+    except yaml.composer.ComposerError as err:  # "expected a single document in the stream"
+        raise SpecError([("", f"holds more than one YAML document{_at_mark(err)}")], source=source) from None
+    except yaml.YAMLError as err:
+        raise SpecError([("", _yaml_problem(err))], source=source) from None
+    except RecursionError:
+        raise SpecError([("", "not valid YAML: nested too deeply to read")], source=source) from None
+    finally:
+        loader.dispose()
+    return data
+
+
+def _at_mark(err: yaml.MarkedYAMLError) -> str:
+    mark = err.problem_mark
+    return f" (the second starts at line {mark.line + 1})" if mark is not None else ""
+
+
 @dataclass(frozen=True, slots=True)
 class Document:
     """A reported document of a spec file: its 1-based position, kind, label, and autoscaler or problems."""

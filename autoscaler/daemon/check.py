@@ -1,0 +1,91 @@
+"""`autoscaler check --config SETTINGS [FILE...]`: the daemon settings, the spec files they name, and every
+metric's `prometheus` block against the settings' servers and templates, every problem on its own line.
+
+The settings are read by `load_config` (environment overrides included, as `autoscaler run` reads them); spec
+files by the spec layer's `load_spec_file`, as `autoscaler check FILE` reads them; bindings are checked by
+the metric-source layer's `check_binding`. Unlike `run`, a spec file that does not exist is a problem here.
+Nothing here connects to a server.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import IO
+
+from autoscaler.core.types import MetricSourceType
+from autoscaler.daemon.config import ConfigError, DaemonConfig, load_config, spec_paths
+from autoscaler.metrics.binding import check_binding
+from autoscaler.spec.files import load_spec_file
+from autoscaler.spec.objects import Autoscaler
+from autoscaler.spec.settings import HPA_SCALE_TO_ZERO, check_gates
+
+
+def binding_problems(autoscaler: Autoscaler, config: DaemonConfig) -> list[tuple[str, str]]:
+    """Each metric's binding checked against the settings, as (field path, message) pairs."""
+    models = autoscaler.model.metrics or []
+    problems: list[tuple[str, str]] = []
+    for index, metric in enumerate(autoscaler.spec.metrics):
+        binding = models[index].prometheus if index < len(models) else None
+        for problem in check_binding(binding, metric_type=MetricSourceType(metric.type), settings=config.metrics):
+            field, _, message = problem.partition(": ")
+            problems.append((f"spec.metrics[{index}].{field}", message))
+    return problems
+
+
+def check_config(
+    settings: str,
+    files: Sequence[str],
+    *,
+    gates: Mapping[str, bool],
+    new: bool,
+    out: IO[str],
+    env: Mapping[str, str] = os.environ,
+) -> int:
+    """Print one line per problem, then a summary; 1 when anything is wrong, else 0."""
+    config: DaemonConfig | None = None
+    settings_problems: list[tuple[str, str]] = []
+    try:
+        config = load_config(settings, env=env)
+    except ConfigError as err:
+        settings_problems = err.problems
+    paths: list[str] = []
+    if config is not None:
+        paths, settings_problems = spec_paths(list(config.specs.files))
+        gates = {**config.controller.gates(), **gates}
+    for field, message in settings_problems:
+        print(f"{settings}: {field + ': ' if field else ''}{message}", file=out)
+    scale_to_zero = check_gates(gates)[HPA_SCALE_TO_ZERO]
+    checked = invalid = others = bad = 0
+    seen: dict[tuple[str, str], str] = {}
+    for path in [*paths, *files]:
+        result = load_spec_file(path, scale_to_zero=scale_to_zero, stored=not new)
+        for field, message in result.problems:
+            print(f"{path}: {field + ': ' if field else ''}{message}", file=out)
+        bad += 1 if result.problems else 0
+        for doc in result.documents:
+            where = f"{path}: document {doc.index}" + (f" ({doc.label})" if doc.label else "")
+            problems = list(doc.problems)
+            if doc.autoscaler is not None and config is not None:
+                problems += binding_problems(doc.autoscaler, config)
+                key = (doc.autoscaler.namespace or "default", doc.autoscaler.name)
+                if key in seen:
+                    problems.append(("metadata.name", f"{key[0]}/{key[1]} is also defined in {seen[key]}"))
+                seen.setdefault(key, where)
+            for field, message in problems:
+                print(f"{where}: {field + ': ' if field else ''}{message}", file=out)
+            if doc.is_autoscaler:
+                checked += 1
+                invalid += 1 if problems else 0
+            else:  # not a Kubernetes object, or not readable
+                others += 1
+    verdict = "valid" if not settings_problems else f"{len(settings_problems)} problem(s)"
+    if config is None:
+        verdict += "; bindings not checked"
+    summary = f"settings {settings}: {verdict}; {checked - invalid} of {checked} autoscaler(s) valid"
+    if others:
+        summary += f"; {others} other document(s) not valid"
+    if bad:
+        summary += f"; {bad} of {len(paths) + len(files)} file(s) unreadable or without an autoscaler"
+    print(summary, file=out)
+    return 1 if settings_problems or invalid or others or bad else 0

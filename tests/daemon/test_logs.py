@@ -1,0 +1,148 @@
+"""configure_logging: JSON lines with timestamp, level, logger and event; the console renderer; the libraries'
+stdlib records in the same stream at WARNING and above."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+import structlog
+
+from autoscaler.daemon.logs import QUIET_LIBRARIES, configure_logging
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.fixture(autouse=True)
+def _restore_logging() -> Iterator[None]:
+    """Each test configures logging; the rest of the session gets structlog's and logging's state back."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    quiet = {name: logging.getLogger(name).level for name in QUIET_LIBRARIES}
+    yield
+    structlog.reset_defaults()
+    root.handlers[:] = handlers
+    root.setLevel(level)
+    for name, old in quiet.items():
+        logging.getLogger(name).setLevel(old)
+
+
+def _lines(stream: io.StringIO) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in stream.getvalue().splitlines()]
+
+
+def test_json_lines_carry_timestamp_level_logger_event_first() -> None:
+    out = io.StringIO()
+    configure_logging("json", "info", out)
+    structlog.get_logger("autoscaler.daemon.app").info("tick_finished", duration_seconds=0.5, targets=3)
+    [line] = _lines(out)
+    assert list(line)[:4] == ["timestamp", "level", "logger", "event"]
+    assert line["level"] == "info" and line["logger"] == "autoscaler.daemon.app" and line["event"] == "tick_finished"
+    assert line["duration_seconds"] == 0.5 and line["targets"] == 3
+    when = datetime.fromisoformat(line["timestamp"])
+    assert when.utcoffset() == timedelta(0)
+    assert abs(datetime.now(UTC) - when) < timedelta(minutes=5)
+
+
+@pytest.mark.parametrize(
+    ("level", "logged"),
+    [
+        pytest.param("debug", ["debug", "info", "warning", "error"], id="debug logs everything"),
+        pytest.param("info", ["info", "warning", "error"], id="info drops debug"),
+        pytest.param("WARNING", ["warning", "error"], id="warning, upper case"),
+        pytest.param("error", ["error"], id="error only"),
+    ],
+)
+def test_the_level_filters_structlog_events(level: str, logged: list[str]) -> None:
+    out = io.StringIO()
+    configure_logging("json", level, out)
+    log = structlog.get_logger("autoscaler.test")
+    log.debug("a")
+    log.info("b")
+    log.warning("c")
+    log.error("d")
+    assert [line["level"] for line in _lines(out)] == logged
+
+
+@pytest.mark.parametrize("library", QUIET_LIBRARIES)
+def test_library_records_arrive_in_the_same_json_from_warning_on(library: str) -> None:
+    out = io.StringIO()
+    configure_logging("json", "debug", out)
+    logger = logging.getLogger(f"{library}.inner")
+    logger.info("connection pool is full")
+    logger.warning("retrying %s", "GET /api")
+    [line] = _lines(out)
+    assert line["event"] == "retrying GET /api"
+    assert line["level"] == "warning" and line["logger"] == f"{library}.inner"
+    assert "timestamp" in line
+
+
+def test_an_exception_is_one_json_line_with_its_traceback() -> None:
+    out = io.StringIO()
+    configure_logging("json", "info", out)
+    try:
+        raise ZeroDivisionError("division by zero")
+    except ZeroDivisionError:
+        structlog.get_logger("autoscaler.test").exception("tick_failed")
+    [line] = _lines(out)
+    assert line["event"] == "tick_failed" and line["level"] == "error"
+    assert "ZeroDivisionError: division by zero" in line["exception"]
+
+
+def test_context_variables_are_bound_into_each_line() -> None:
+    out = io.StringIO()
+    configure_logging("json", "info", out)
+    with structlog.contextvars.bound_contextvars(target="shop/web"):
+        structlog.get_logger("autoscaler.test").info("decision", desired=4)
+    [line] = _lines(out)
+    assert line["target"] == "shop/web" and line["desired"] == 4
+
+
+@pytest.mark.parametrize(
+    ("fmt", "stream", "json_out"),
+    [
+        pytest.param("json", _Terminal(), True, id="json on a terminal is json"),
+        pytest.param("auto", io.StringIO(), True, id="auto on a pipe is json"),
+        pytest.param("auto", _Terminal(), False, id="auto on a terminal is the console"),
+        pytest.param("console", io.StringIO(), False, id="console on a pipe is the console"),
+    ],
+)
+def test_the_format(fmt: Any, stream: io.StringIO, json_out: bool) -> None:
+    configure_logging(fmt, "info", stream)
+    structlog.get_logger("autoscaler.test").info("scale_decided", desired=4)
+    text = stream.getvalue()
+    if json_out:
+        assert json.loads(text)["desired"] == 4
+    else:
+        assert not text.startswith("{")
+        assert "scale_decided" in text and "desired=4" in text and "autoscaler.test" in text
+
+
+def test_reconfiguring_replaces_the_handler() -> None:
+    first, second = io.StringIO(), io.StringIO()
+    configure_logging("json", "info", first)
+    configure_logging("json", "info", second)
+    logging.getLogger("urllib3").warning("once")
+    assert first.getvalue() == ""
+    assert len(_lines(second)) == 1
+
+
+def test_capture_logs_still_works_after_configuring() -> None:
+    configure_logging("json", "info", io.StringIO())
+    log = structlog.get_logger("autoscaler.test")
+    with structlog.testing.capture_logs() as captured:
+        log.info("decision", desired=2)
+    assert captured == [{"event": "decision", "desired": 2, "log_level": "info"}]
+
+
+def test_an_unknown_level_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown log level 'loud'"):
+        configure_logging("json", "loud", io.StringIO())
