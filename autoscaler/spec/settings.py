@@ -1,9 +1,9 @@
 """The controller-wide settings of a decision: kube-controller-manager's HPA flags and feature gates.
 
 `SettingsModel` is the `settings` object of a decision snapshot (docs/snapshot.md), and `settings_json` writes
-one from core settings; the daemon's settings file embeds the same fields. Feature gates are a map of gate name to bool, as kube-controller-manager's
-`--feature-gates` flag sets them; `parse_feature_gates` reads that flag's syntax ("A=true,B=false"). Each
-default is Kubernetes 1.36's.
+one from core settings; the daemon's settings file embeds the same fields. Feature gates are a map of gate
+name to bool, as kube-controller-manager's `--feature-gates` flag sets them; `parse_feature_gates` reads that
+flag's syntax ("A=true,B=false"). Each default is Kubernetes 1.36's.
 """
 
 from __future__ import annotations
