@@ -1,4 +1,4 @@
-"""The `autoscaler` command: replay and check today; run, plan, simulate, convert and demo as they land.
+"""The `autoscaler` command: replay, check and convert today; run, plan, simulate and demo as they land.
 
 A closed output pipe (`autoscaler replay ... | head -1`) ends the command quietly with exit status 141, as
 a Unix tool killed by SIGPIPE reports in the shell; Ctrl-C ends it with 130; an output that cannot be
@@ -58,6 +58,19 @@ or the settings), 2 for a usage error, 74 when the output could not be written.
 """
 
 
+CONVERT_HELP = """\
+Convert autoscaler manifests into PrometheusAutoscalers (autoscaler.dev/v1alpha1) on standard output: a
+HorizontalPodAutoscaler (autoscaling/v2, v2beta2 or v1) keeps its spec; a KEDA ScaledObject (keda.sh/v1alpha1)
+becomes its closest equivalent (each prometheus trigger an External metric with the trigger's query, cpu and
+memory triggers Resource metrics). Every field that cannot be carried over, and every point to act on (a
+Prometheus server to add to the daemon settings), is one line on standard error and a comment in the YAML
+output. Documents of other kinds are skipped. Migration guide: docs/migration.md.
+
+Exit status: 0 when every HPA and ScaledObject converted, 1 when one could not be (the error names the file,
+the document and the field), 2 for a usage error.
+"""
+
+
 def _feature_gates(text: str) -> dict[str, bool]:
     from autoscaler.spec.settings import parse_feature_gates
 
@@ -106,6 +119,14 @@ def _parser() -> argparse.ArgumentParser:
         "HPAConfigurableTolerance)",
     )
     check.add_argument("--new", action="store_true", help="check each object as a new one (kubectl create)")
+    convert = commands.add_parser(
+        "convert",
+        help="turn HPA manifests and KEDA ScaledObjects into PrometheusAutoscalers",
+        description=CONVERT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    convert.add_argument("files", nargs="+", metavar="FILE", help="YAML or JSON files ('-' reads stdin)")
+    convert.add_argument("-o", "--output", choices=("yaml", "json"), default="yaml", help="the output format")
     commands.add_parser("emulator", help="run the Kubernetes API emulator on 127.0.0.1 (for demos and tests)")
     return parser
 
@@ -166,6 +187,10 @@ def _run(argv: list[str]) -> int:
         args.usage_error("the following arguments are required: FILE")
     if args.command == "check":
         return check(args.files, gates=args.feature_gates, new=args.new, out=sys.stdout)
+    if args.command == "convert":
+        from autoscaler.spec.convert import run as convert_run
+
+        return convert_run(args.files, output=args.output, out=sys.stdout, err=sys.stderr)
     _parser().print_help()
     return EXIT_USAGE
 
@@ -190,10 +215,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as err:
         if argv[:1] == ["emulator"]:
             raise
-        # replay and check read their files themselves and report what they cannot read; an OSError out of
+        # replay, check and convert read their files themselves and report what they cannot read; an OSError out of
         # them, or out of --help and --version, is a write to standard output that failed (a full disk).
         _discard_stdout()
-        command = f"autoscaler {argv[0]}" if argv[:1] in (["replay"], ["check"]) else "autoscaler"
+        command = f"autoscaler {argv[0]}" if argv[:1] in (["replay"], ["check"], ["convert"]) else "autoscaler"
         with contextlib.suppress(OSError):  # standard error may be full too: the exit status still says it
             print(f"{command}: cannot write the output: {err.strerror or err}", file=sys.stderr, flush=True)
         return EXIT_IO_ERROR

@@ -55,6 +55,7 @@ MAX_API_VERSION_LENGTH = 317  # group (a DNS-1123 subdomain, 253) "/" version (a
 MAX_METRICS = 32
 MAX_POLICY_PERIOD_SECONDS = 1800  # MaxPeriodSeconds
 MAX_STABILIZATION_WINDOW_SECONDS = 3600  # MaxStabilizationWindowSeconds
+MAX_SYNC_PERIOD_SECONDS = 3600  # a spec's own sync period: an hour at most, as its windows
 
 
 class _SetAside:
@@ -323,6 +324,19 @@ class AutoscalerSpec(_Model):
             "Pods without a sample on a scale-down (an extension): Rebalance, the HPA's rule, counts each at "
             "100 % of its request (or the target); Hold keeps the count until every pod reports."
         ),
+    )
+    # The daemon's extensions (docs/spec.md): read by the daemon from `Autoscaler.model`, not by the core.
+    sync_period_seconds: int | None = Field(
+        None,
+        alias="syncPeriodSeconds",
+        ge=1,
+        le=MAX_SYNC_PERIOD_SECONDS,
+        description="Seconds between two decisions of this autoscaler (an extension); default: the daemon's.",
+    )
+    dry_run: bool = Field(
+        False,
+        alias="dryRun",
+        description="Decide, report and record, but never write the scale (an extension).",
     )
 
 

@@ -4,7 +4,8 @@ The same function reads an object the daemon gets from the cluster and a documen
 two can never disagree. Only the object's identity is read besides its spec: `apiVersion`, `kind`,
 `metadata.name` (required, a DNS-1123 subdomain, as the API server requires) and `metadata.namespace`;
 other metadata and the status are ignored, an unknown top-level field is an error (as with kubectl's
-strict field validation). An HPA manifest cannot carry the project's `prometheus` blocks.
+strict field validation). An HPA manifest cannot carry the project's `prometheus` blocks, nor the daemon's
+`syncPeriodSeconds` and `dryRun`.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ CRD_KIND = "PrometheusAutoscaler"
 HPA_API_VERSION = "autoscaling/v2"
 HPA_KIND = "HorizontalPodAutoscaler"
 KINDS = {CRD_KIND: CRD_API_VERSION, HPA_KIND: HPA_API_VERSION}
+# The daemon's spec fields: a PrometheusAutoscaler has them, an autoscaling/v2 HPA does not.
+CRD_ONLY_FIELDS = ("syncPeriodSeconds", "dryRun")
 
 
 class _Meta(BaseModel):
@@ -107,6 +110,11 @@ def load_autoscaler(obj: Any, *, scale_to_zero: bool, stored: bool = True, sourc
             )
             for i, metric in enumerate(spec.metrics or ())
             if metric.prometheus is not None
+        ]
+        problems += [
+            (f"spec.{field}", f"unknown field: a {HPA_KIND} has no {field} (a {CRD_KIND} has)")
+            for field in CRD_ONLY_FIELDS
+            if field in obj["spec"]
         ]
     if problems or model is None or spec is None:
         raise SpecError(problems, source=source)

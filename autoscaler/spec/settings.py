@@ -1,9 +1,9 @@
 """The controller-wide settings of a decision: kube-controller-manager's HPA flags and feature gates.
 
-`SettingsModel` is the `settings` object of a decision snapshot (docs/snapshot.md); the daemon's settings
-file will embed the same fields. Feature gates are a map of gate name to bool, as kube-controller-manager's
-`--feature-gates` flag sets them; `parse_feature_gates` reads that flag's syntax ("A=true,B=false"). Each
-default is Kubernetes 1.36's.
+`SettingsModel` is the `settings` object of a decision snapshot (docs/snapshot.md), and `settings_json` writes
+one from core settings; the daemon's settings file embeds the same fields. Feature gates are a map of gate
+name to bool, as kube-controller-manager's `--feature-gates` flag sets them; `parse_feature_gates` reads that
+flag's syntax ("A=true,B=false"). Each default is Kubernetes 1.36's.
 """
 
 from __future__ import annotations
@@ -117,3 +117,19 @@ class SettingsModel(BaseModel):
             scale_up_limit_factor=self.scale_up_limit_factor,
             scale_up_limit_minimum=self.scale_up_limit_minimum,
         )
+
+
+def settings_json(settings: core.Settings) -> dict[str, Any]:
+    """The `settings` object of a snapshot that `SettingsModel.to_core` reads back into `settings`."""
+    return {
+        "tolerance": settings.tolerance,
+        "cpuInitializationPeriodSeconds": settings.cpu_initialization_period_seconds,
+        "initialReadinessDelaySeconds": settings.initial_readiness_delay_seconds,
+        "downscaleStabilizationWindowSeconds": settings.downscale_stabilization_window_seconds,
+        "featureGates": {
+            HPA_CONFIGURABLE_TOLERANCE: settings.configurable_tolerance,
+            HPA_SCALE_TO_ZERO: settings.hpa_scale_to_zero,
+        },
+        "scaleUpLimitFactor": settings.scale_up_limit_factor,
+        "scaleUpLimitMinimum": settings.scale_up_limit_minimum,
+    }

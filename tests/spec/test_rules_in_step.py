@@ -211,6 +211,13 @@ INVALID = [
     case("a tolerance as a fractional number", "spec.behavior.scaleDown.tolerance",
          at("spec.behavior.scaleDown.tolerance", 0.05)),
     case("an unknown missingPods policy", "spec.missingPods", at("spec.missingPods", "Sometimes")),
+    # The daemon's extensions.
+    case("a sync period of 0", "spec.syncPeriodSeconds", at("spec.syncPeriodSeconds", 0)),
+    case("a sync period over an hour", "spec.syncPeriodSeconds", at("spec.syncPeriodSeconds", 3601)),
+    case("a sync period as a string", "spec.syncPeriodSeconds", at("spec.syncPeriodSeconds", "15")),
+    case("a fractional sync period", "spec.syncPeriodSeconds", at("spec.syncPeriodSeconds", 1.5)),
+    case("dryRun as a string", "spec.dryRun", at("spec.dryRun", "true")),
+    case("dryRun as a number", "spec.dryRun", at("spec.dryRun", 1)),
     # The project's extension: the CRD leaves the prometheus block open while it evolves.
     case("a misspelled Prometheus binding field", "spec.metrics[1].prometheus.qurey",
          at("spec.metrics.1.prometheus", {"qurey": "sum(up)"}), refused_by=SPEC_LAYER),
@@ -256,6 +263,8 @@ VALID = [
     pytest.param([at("spec.metrics.1.prometheus", {"query": "sum(rate(x[1m]))", "stalenessSeconds": 60})],
                  id="a Prometheus binding"),
     pytest.param([at("spec.missingPods", "Hold")], id="missingPods Hold"),
+    pytest.param([at("spec.syncPeriodSeconds", 1), at("spec.dryRun", True)], id="the shortest sync period, dry-run"),
+    pytest.param([at("spec.syncPeriodSeconds", 3600), at("spec.dryRun", False)], id="the longest sync period"),
 ]
 # fmt: on
 

@@ -143,3 +143,36 @@ def test_a_recursive_alias_is_refused_with_its_anchor(text: str, words: str) -> 
     (document,) = loaded.documents
     assert document.index == 1 and not document.is_autoscaler
     assert words in document.problems[0][1]
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        pytest.param("syncPeriodSeconds", 30, id="syncPeriodSeconds"),
+        pytest.param("dryRun", True, id="dryRun"),
+        pytest.param("dryRun", False, id="dryRun false is still a field an HPA lacks"),
+    ],
+)
+def test_the_daemon_fields_belong_to_the_custom_resource_not_to_an_hpa(field: str, value: object) -> None:
+    (doc,) = [d for d in yaml.safe_load_all(SAMPLE_BYTES[0]) if d["kind"] == "PrometheusAutoscaler"]
+    doc["spec"][field] = value
+    autoscaler = load_autoscaler(doc, scale_to_zero=False)
+    assert (autoscaler.model.sync_period_seconds, autoscaler.model.dry_run) == (
+        value if field == "syncPeriodSeconds" else None,
+        value if field == "dryRun" else False,
+    )
+    hpa = {**doc, "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler"}
+    hpa["spec"] = {
+        **doc["spec"],
+        "metrics": [{k: v for k, v in m.items() if k != "prometheus"} for m in doc["spec"]["metrics"]],
+    }
+    loaded = load_spec_text(yaml.safe_dump(hpa), source="x.yaml", scale_to_zero=False)
+    (document,) = loaded.documents
+    assert document.problems == [
+        (f"spec.{field}", f"unknown field: a HorizontalPodAutoscaler has no {field} (a PrometheusAutoscaler has)")
+    ]
+
+
+def test_without_the_daemon_fields_the_defaults_apply() -> None:
+    (autoscaler,) = load_spec_file(str(SAMPLES[0]), scale_to_zero=False).autoscalers
+    assert (autoscaler.model.sync_period_seconds, autoscaler.model.dry_run) == (None, False)
