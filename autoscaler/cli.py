@@ -1,4 +1,4 @@
-"""The `autoscaler` command: replay and check today; run, plan, simulate, convert and demo as they land.
+"""The `autoscaler` command: replay, check, run and plan; simulate, convert and demo as they land.
 
 A closed output pipe (`autoscaler replay ... | head -1`) ends the command quietly with exit status 141, as
 a Unix tool killed by SIGPIPE reports in the shell; Ctrl-C ends it with 130; an output that cannot be
@@ -99,6 +99,25 @@ def _parser() -> argparse.ArgumentParser:
         "HPAConfigurableTolerance)",
     )
     check.add_argument("--new", action="store_true", help="check each object as a new one (kubectl create)")
+    run = commands.add_parser(
+        "run",
+        help="run the autoscaler daemon (docs/daemon.md)",
+        description="Run the daemon: watch the specs, reconcile the due targets every tick, serve /metrics, "
+        "/healthz, /readyz and /debug/snapshots. SIGTERM or Ctrl-C: finish the tick in flight (within "
+        "shutdownGraceSeconds), release the lease, exit 0. Exit status 1: it could not start (one line says why).",
+    )
+    run.add_argument("--config", required=True, metavar="FILE", help="the daemon's settings (YAML)")
+    run.add_argument("--kubeconfig", metavar="PATH", help="a kubeconfig file (default: in-cluster, else $KUBECONFIG)")
+    plan = commands.add_parser(
+        "plan",
+        help="evaluate every target once and print the decisions; write nothing",
+        description="Evaluate every target once, as the daemon would, and print what it would decide; nothing "
+        "is written (no scale, status, event or state). Exit status 1 when a target could not be evaluated or "
+        "the daemon could not start.",
+    )
+    plan.add_argument("--config", required=True, metavar="FILE", help="the daemon's settings (YAML)")
+    plan.add_argument("--kubeconfig", metavar="PATH", help="a kubeconfig file (default: in-cluster, else $KUBECONFIG)")
+    plan.add_argument("-o", "--output", choices=("text", "json"), default="text", help="a table, or JSON")
     commands.add_parser("emulator", help="run the Kubernetes API emulator on 127.0.0.1 (for demos and tests)")
     return parser
 
@@ -153,6 +172,14 @@ def _run(argv: list[str]) -> int:
         return run(args.snapshots, output=args.output, out=sys.stdout, err=sys.stderr)
     if args.command == "check":
         return check(args.files, gates=args.feature_gates, new=args.new, out=sys.stdout)
+    if args.command == "run":
+        from autoscaler.daemon.app import main_run
+
+        return main_run(args.config, kubeconfig=args.kubeconfig)
+    if args.command == "plan":
+        from autoscaler.daemon.plan import main_plan
+
+        return main_plan(args.config, kubeconfig=args.kubeconfig, output=args.output)
     _parser().print_help()
     return EXIT_USAGE
 

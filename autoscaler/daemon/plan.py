@@ -27,7 +27,7 @@ def _reference(outcome: Any) -> str:
 
 def rows(report: TickReport) -> list[tuple[str, ...]]:
     """One row per target: target, reference, current, desired, per-metric value/target, reason."""
-    out = []
+    out: list[tuple[str, ...]] = []
     for o in report.outcomes:
         d = o.decision
         metrics = ", ".join(metric_line(m) for m in d.metrics) if d is not None else ""
