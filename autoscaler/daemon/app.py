@@ -269,6 +269,8 @@ class Daemon:
     def readyz(self) -> Check:
         """Ready when the specs are loaded, the caches synced, and this replica leads or is a healthy standby."""
         problems = [f"{s.origin} specs not loaded yet" for s in self.sources if not s.loaded]
+        if self._health.ticks == 0:
+            problems.append("no tick yet")
         if not all(c.has_synced() for c in self.caches):
             problems.append("caches not synced yet")
         health = self.healthz()

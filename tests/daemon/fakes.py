@@ -1,4 +1,4 @@
-"""Stand-ins for the daemon's tests: targets from spec text, a real decision from a shipped snapshot, a fake reconciler."""
+"""Stand-ins for the daemon tests: targets, a real decision from a shipped snapshot, a fake reconciler."""
 
 from __future__ import annotations
 
@@ -28,7 +28,10 @@ def spec_object(name: str, *, namespace: str = "shop", target: str = "web", max_
             "minReplicas": 1,
             "maxReplicas": max_replicas,
             "metrics": [
-                {"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 60}}}
+                {
+                    "type": "Resource",
+                    "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 60}},
+                }
             ],
         },
     }
