@@ -418,7 +418,7 @@ def probe_prometheus(settings: Any) -> None:
 
 
 def build(config: Any, *, kubeconfig: str | None = None, plan: bool = False) -> Daemon:
-    """Every part of the daemon from a DaemonConfig (docs/configuration.md); `plan`: no election, no HTTP.
+    """Every part of the daemon from a DaemonConfig; `plan`: no election, no HTTP.
 
     Raises StartupError when the API server cannot be reached.
     """
@@ -471,6 +471,7 @@ def build(config: Any, *, kubeconfig: str | None = None, plan: bool = False) -> 
             raise StartupError(f"leaderElection: {err}") from err
     may_write: Callable[[], bool] = elector.is_leader if elector is not None else (lambda: not plan)
     probe_prometheus(config.metrics)
+    # Query latency: once MetricsReader takes `on_query` (issue #8, PERF), pass `on_query=observer.on_query`.
     reader = MetricsReader(config.metrics)
     closers.append(reader.close)
     events = None if plan else EventRecorder(kube)
