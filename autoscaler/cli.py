@@ -1,4 +1,4 @@
-"""The `autoscaler` command: replay, check and convert today; run, plan, simulate and demo as they land.
+"""The `autoscaler` command: replay, check, convert, run and plan; simulate and demo as they land.
 
 A closed output pipe (`autoscaler replay ... | head -1`) ends the command quietly with exit status 141, as
 a Unix tool killed by SIGPIPE reports in the shell; Ctrl-C ends it with 130; an output that cannot be
@@ -127,6 +127,25 @@ def _parser() -> argparse.ArgumentParser:
     )
     convert.add_argument("files", nargs="+", metavar="FILE", help="YAML or JSON files ('-' reads stdin)")
     convert.add_argument("-o", "--output", choices=("yaml", "json"), default="yaml", help="the output format")
+    run = commands.add_parser(
+        "run",
+        help="run the autoscaler daemon (docs/daemon.md)",
+        description="Run the daemon: watch the specs, reconcile the due targets every tick, serve /metrics, "
+        "/healthz, /readyz and /debug/snapshots. SIGTERM or Ctrl-C: finish the tick in flight (within "
+        "shutdownGraceSeconds), release the lease, exit 0. Exit status 1: it could not start (one line says why).",
+    )
+    run.add_argument("--config", required=True, metavar="FILE", help="the daemon's settings (YAML)")
+    run.add_argument("--kubeconfig", metavar="PATH", help="a kubeconfig file (default: in-cluster, else $KUBECONFIG)")
+    plan = commands.add_parser(
+        "plan",
+        help="evaluate every target once and print the decisions; write nothing",
+        description="Evaluate every target once, as the daemon would, and print what it would decide; nothing "
+        "is written (no scale, status, event or state). Exit status 1 when a target could not be evaluated or "
+        "the daemon could not start.",
+    )
+    plan.add_argument("--config", required=True, metavar="FILE", help="the daemon's settings (YAML)")
+    plan.add_argument("--kubeconfig", metavar="PATH", help="a kubeconfig file (default: in-cluster, else $KUBECONFIG)")
+    plan.add_argument("-o", "--output", choices=("text", "json"), default="text", help="a table, or JSON")
     commands.add_parser("emulator", help="run the Kubernetes API emulator on 127.0.0.1 (for demos and tests)")
     return parser
 
@@ -191,6 +210,14 @@ def _run(argv: list[str]) -> int:
         from autoscaler.spec.convert import run as convert_run
 
         return convert_run(args.files, output=args.output, out=sys.stdout, err=sys.stderr)
+    if args.command == "run":
+        from autoscaler.daemon.app import main_run
+
+        return main_run(args.config, kubeconfig=args.kubeconfig)
+    if args.command == "plan":
+        from autoscaler.daemon.plan import main_plan
+
+        return main_plan(args.config, kubeconfig=args.kubeconfig, output=args.output)
     _parser().print_help()
     return EXIT_USAGE
 

@@ -1,0 +1,541 @@
+"""The daemon's running shell: the tick loop, leadership, start-up and shutdown, and `autoscaler run`.
+
+Each tick (APScheduler's BackgroundScheduler, every `tickSeconds`, one at a time, late ticks coalesced) reads
+the clock once, refreshes the spec sources, picks the due targets (never evaluated, or last evaluated at
+least their sync period ago), hands them to the reconciler with `now`, and reports what came back (logs,
+/metrics, the flight recorder, health). With leader election on, only the leader reconciles; a standby keeps
+its caches and sources warm. SIGTERM/SIGINT stop the scheduling, give the tick in flight
+`shutdownGraceSeconds`, release the lease and stop the caches. The reconciling itself lives in
+reconciler.py; this module owns only the schedule and the per-target bookkeeping.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from types import FrameType
+from typing import Any, Protocol, cast
+
+import structlog
+from apscheduler.events import EVENT_JOB_MAX_INSTANCES, EVENT_JOB_MISSED, JobExecutionEvent
+from apscheduler.executors.pool import ThreadPoolExecutor
+from apscheduler.schedulers.background import BackgroundScheduler
+
+from autoscaler.daemon.model import Target, TargetKey, TickReport
+from autoscaler.daemon.observe import Observer
+from autoscaler.daemon.recorder import FlightRecorder
+from autoscaler.daemon.server import Check, Endpoints, HttpServer
+from autoscaler.daemon.sources import FileSource, ResourceSource, SpecProblem, SpecSource, TargetDefaults, merge
+
+log = structlog.get_logger(__name__)
+
+# Waiting for the caches' first list at start-up; past it the daemon exits with a clear line.
+CACHE_SYNC_TIMEOUT_SECONDS = 300.0
+# /healthz: the loop is alive while its last tick ended within this many tick periods (+ that tick's length).
+HEALTHY_TICKS = 3
+# The Warning Event on a PrometheusAutoscaler object that does not validate.
+INVALID_SPEC_REASON = "InvalidSpec"
+
+
+class StartupError(Exception):
+    """The daemon cannot start (bad settings, API server unreachable, caches never synced): one clear line."""
+
+
+class TickReconciler(Protocol):
+    """What the loop needs from `reconciler.Reconciler`."""
+
+    def reconcile(self, targets: Sequence[Target], *, now: datetime, write: bool = True) -> TickReport: ...
+
+    def forget(self, key: TargetKey | None = None) -> None: ...
+
+
+class Cache(Protocol):
+    """PodCache, WorkloadCache, AutoscalerCache."""
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+    def has_synced(self) -> bool: ...
+
+    def wait_for_sync(self, timeout: float | None = None) -> bool: ...
+
+
+class Elector(Protocol):
+    """`kube.leader.LeaderElector`: started and stopped by the daemon; `stop()` releases the lease."""
+
+    def is_leader(self) -> bool: ...
+
+    def start(self) -> None: ...
+
+    def stop(self, timeout: float = 5.0) -> None: ...
+
+
+def due_targets(targets: Iterable[Target], last: Mapping[TargetKey, datetime], *, now: datetime) -> list[Target]:
+    """The targets never evaluated, or last evaluated at least their own sync period before `now`."""
+    due = []
+    for target in targets:
+        when = last.get(target.key)
+        if when is None or (now - when).total_seconds() >= target.sync_period_seconds:
+            due.append(target)
+    return due
+
+
+@dataclass(slots=True)
+class _Health:
+    started: float | None = None  # monotonic time the loop started
+    last_end: float | None = None  # monotonic time the last tick ended
+    last_seconds: float = 0.0
+    ticks: int = 0
+
+
+@dataclass(slots=True)
+class _Closers:
+    """Things built for the daemon that must be closed after it stops (clients, the metrics reader)."""
+
+    items: list[Callable[[], None]] = field(default_factory=list)
+
+    def close(self) -> None:
+        items, self.items = self.items, []
+        for close in reversed(items):
+            try:
+                close()
+            except Exception as err:  # closing is best effort at exit
+                log.warning("close_failed", error=str(err))
+
+
+class Daemon:
+    """The loop around a reconciler. `tick()` runs one tick now (tests call it with a fake clock)."""
+
+    def __init__(
+        self,
+        *,
+        reconciler: TickReconciler,
+        sources: Sequence[SpecSource],
+        observer: Observer,
+        recorder: FlightRecorder,
+        tick_seconds: float,
+        shutdown_grace_seconds: float,
+        caches: Sequence[Cache] = (),
+        elector: Elector | None = None,
+        leadership_changed: threading.Event | None = None,
+        http_address: str | None = None,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        monotonic: Callable[[], float] = time.monotonic,
+        cache_sync_timeout_seconds: float = CACHE_SYNC_TIMEOUT_SECONDS,
+        closers: Sequence[Callable[[], None]] = (),
+    ) -> None:
+        self.reconciler = reconciler
+        self.sources = list(sources)
+        self.observer = observer
+        self.recorder = recorder
+        self.tick_seconds = tick_seconds
+        self.shutdown_grace_seconds = shutdown_grace_seconds
+        self.caches = list(caches)
+        self.elector = elector
+        # Set by the elector's callbacks (its own thread); the tick acts on it (forget, re-evaluate all).
+        self._leadership_changed = leadership_changed or threading.Event()
+        self._clock = clock
+        self._monotonic = monotonic
+        self._cache_sync_timeout = cache_sync_timeout_seconds
+        self._closers = _Closers(list(closers))
+        self._tick_lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._last: dict[TargetKey, datetime] = {}
+        self._known: set[TargetKey] = set()
+        self._duplicates: set[tuple[TargetKey, str]] = set()
+        self._was_leader: bool | None = None
+        self._health = _Health()
+        self._scheduler: BackgroundScheduler | None = None
+        self.http: HttpServer | None = None
+        if http_address is not None:
+            self.http = HttpServer(
+                http_address,
+                Endpoints(
+                    metrics=observer.exposition,
+                    healthz=self.healthz,
+                    readyz=self.readyz,
+                    snapshots=self._snapshots,
+                ),
+            )
+
+    # --- one tick ------------------------------------------------------------------------------------
+
+    def refresh(self) -> list[Target]:
+        """Every source's targets, merged (the custom resource wins a clash); vanished targets forgotten."""
+        groups = []
+        for source in self.sources:
+            try:
+                groups.append(source.refresh())
+            except Exception:  # a source is not meant to raise; one that does must not stop the loop
+                log.exception("source_failed", origin=str(source.origin))
+                self.observer.error("source")
+                groups.append([])
+            self.observer.set_specs(str(source.origin), source.counts())
+        targets, duplicates = merge(groups)
+        current = {(d.key, d.ignored) for d in duplicates}
+        for dup in duplicates:
+            if (dup.key, dup.ignored) not in self._duplicates:
+                log.warning("spec_duplicate", target=str(dup.key), kept=dup.kept, ignored=dup.ignored)
+                self.observer.error("spec_duplicate")
+        self._duplicates = current
+        keys = {t.key for t in targets}
+        for gone in self._known - keys:
+            log.info("target_removed", target=str(gone))
+            self._last.pop(gone, None)
+            self.observer.forget(gone)
+            self.recorder.forget(gone)
+            self.reconciler.forget(gone)
+        self._known = keys
+        return targets
+
+    def _leading(self) -> bool:
+        leading = self.elector is None or self.elector.is_leader()
+        changed = self._leadership_changed.is_set() or (self._was_leader is not None and leading != self._was_leader)
+        if changed:
+            self._leadership_changed.clear()
+            # What the reconciler holds in memory may be stale: another replica may have written since.
+            log.info("leadership_changed", leader=leading)
+            self.reconciler.forget()
+            self._last.clear()
+        if changed or self._was_leader is None:
+            self.observer.set_leader(leading)
+        self._was_leader = leading
+        return leading
+
+    def tick(self) -> TickReport | None:
+        """Refresh the sources and, when leading, reconcile the due targets; None when nothing was reconciled."""
+        with self._tick_lock:
+            if self._stopping.is_set():
+                return None
+            started = self._monotonic()
+            now = self._clock()
+            report: TickReport | None = None
+            try:
+                targets = self.refresh()
+                leading = self._leading()
+                if leading:
+                    due = due_targets(targets, self._last, now=now)
+                    if due:
+                        report = self._reconcile(due, now=now)
+            except Exception:  # the loop must outlive a bug in one tick
+                log.exception("tick_failed")
+                self.observer.error("tick")
+                leading = self._was_leader is True
+            self._beat(started, role="leader" if leading else "standby")
+            return report
+
+    def _reconcile(self, due: Sequence[Target], *, now: datetime) -> TickReport:
+        with structlog.contextvars.bound_contextvars(tick=now.isoformat()):
+            try:
+                report = self.reconciler.reconcile(due, now=now)
+            finally:
+                # Even when the reconciler failed as a whole: the next try is a sync period away, not a tick.
+                for target in due:
+                    self._last[target.key] = now
+            for outcome in report.outcomes:
+                self.recorder.record(outcome, now=now)
+            self.observer.report_tick(report, ended_at=time.time())
+        return report
+
+    def _beat(self, started: float, *, role: str) -> None:
+        end = self._monotonic()
+        self._health.last_end = end
+        self._health.last_seconds = end - started
+        self._health.ticks += 1
+        self.observer.tick_done(role=role, ended_at=time.time())
+
+    # --- health --------------------------------------------------------------------------------------
+
+    def healthz(self) -> Check:
+        """Alive while the last tick ended within 3 tick periods plus that tick's own length."""
+        health = self._health
+        reference = health.last_end if health.last_end is not None else health.started
+        if reference is None:
+            return Check(True, "starting: waiting for the caches")
+        allowed = HEALTHY_TICKS * self.tick_seconds + health.last_seconds
+        age = self._monotonic() - reference
+        if age > allowed:
+            what = "the last tick ended" if health.last_end is not None else "the loop started with no tick since"
+            return Check(False, f"not ticking: {what} {age:.1f}s ago (allowed {allowed:.1f}s)")
+        return Check(True, f"ok: {health.ticks} ticks, the last {age:.1f}s ago")
+
+    def readyz(self) -> Check:
+        """Ready when the specs are loaded, the caches synced, and this replica leads or is a healthy standby."""
+        problems = [f"{s.origin} specs not loaded yet" for s in self.sources if not s.loaded]
+        if self._health.ticks == 0:
+            problems.append("no tick yet")
+        if not all(c.has_synced() for c in self.caches):
+            problems.append("caches not synced yet")
+        health = self.healthz()
+        if not health.ok:
+            problems.append(health.why)
+        if problems:
+            return Check(False, "; ".join(problems))
+        if self.elector is None:
+            return Check(True, "ok: running (no leader election)")
+        return Check(True, "ok: leader" if self.elector.is_leader() else "ok: standby")
+
+    def _snapshots(self, target: str | None) -> Any:
+        if target is None:
+            return self.recorder.snapshots()
+        namespace, _, name = target.partition("/")
+        return self.recorder.snapshots(TargetKey(namespace, name))
+
+    # --- start and stop ------------------------------------------------------------------------------
+
+    def start_caches(self) -> None:
+        """Start the caches and wait for their first list; StartupError when they do not sync in time."""
+        for cache in self.caches:
+            cache.start()
+        deadline = self._monotonic() + self._cache_sync_timeout
+        for cache in self.caches:
+            left = max(0.0, deadline - self._monotonic())
+            if not cache.wait_for_sync(left):
+                raise StartupError(
+                    f"the caches did not sync within {self._cache_sync_timeout:g}s ({type(cache).__name__}): "
+                    "is the API server reachable, and does the daemon's role allow list and watch (docs/rbac.md)?"
+                )
+        log.info("caches_synced", caches=len(self.caches))
+
+    def stop_caches(self) -> None:
+        for cache in self.caches:
+            cache.stop()
+        self._closers.close()
+
+    def start(self) -> None:
+        """Serve HTTP, start and wait for the caches, start the election and the scheduler (first tick now)."""
+        if self.http is not None:
+            self.http.start()
+        self.start_caches()
+        if self.elector is not None:
+            self.elector.start()
+        scheduler = BackgroundScheduler(
+            executors={"default": ThreadPoolExecutor(1)},
+            # A late tick still runs (it picks the due targets from the clock); several late ones run once.
+            job_defaults={"max_instances": 1, "coalesce": True, "misfire_grace_time": None},
+            timezone=UTC,
+        )
+        scheduler.add_listener(self._skipped, EVENT_JOB_MAX_INSTANCES | EVENT_JOB_MISSED)
+        scheduler.add_job(self.tick, "interval", seconds=self.tick_seconds, id="tick", next_run_time=datetime.now(UTC))
+        self._health.started = self._monotonic()
+        scheduler.start()
+        self._scheduler = scheduler
+        log.info("loop_started", tick_seconds=self.tick_seconds, leader_election=self.elector is not None)
+
+    def _skipped(self, event: JobExecutionEvent) -> None:
+        reason = "overrun" if event.code == EVENT_JOB_MAX_INSTANCES else "missed"
+        self.observer.skipped_tick(reason)
+
+    def stop(self) -> bool:
+        """Stop scheduling, wait up to the grace for the tick in flight, release the lease, stop everything.
+
+        Returns whether the tick in flight (if any) finished within the grace.
+        """
+        self._stopping.set()
+        if self._scheduler is not None:
+            self._scheduler.shutdown(wait=False)
+            self._scheduler = None
+        finished = self._tick_lock.acquire(timeout=self.shutdown_grace_seconds)
+        if finished:
+            self._tick_lock.release()
+        else:
+            log.warning("shutdown_tick_abandoned", grace_seconds=self.shutdown_grace_seconds)
+        if self.elector is not None:
+            self.elector.stop()  # is_leader() turns false first (no write starts after it), then the release
+            self.observer.set_leader(False)
+        if self.http is not None:
+            self.http.stop()
+        self.stop_caches()
+        log.info("stopped", tick_finished=finished)
+        return finished
+
+
+def run(daemon: Daemon, *, stop: threading.Event | None = None) -> int:
+    """Run until SIGTERM/SIGINT (or `stop`), then shut down; 0, even when the tick in flight had to be abandoned."""
+    stop = stop or threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        log.info("signal_received", signal=signal.Signals(signum).name)
+        stop.set()
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, on_signal)
+        signal.signal(signal.SIGINT, on_signal)
+    try:
+        daemon.start()
+    except BaseException:
+        daemon.stop()
+        raise
+    while not stop.wait(1.0):
+        pass
+    if not daemon.stop():
+        # The abandoned tick runs on a worker thread that the interpreter would wait for at exit.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
+    return 0
+
+
+def _problem_sink(observer: Observer, events: Any, may_write: Callable[[], bool]) -> Callable[[SpecProblem], None]:
+    """Count a spec problem; a PrometheusAutoscaler object also gets a Warning Event (from the leader only)."""
+    from autoscaler.core.events import EventReason
+    from autoscaler.kube.events import InvolvedObject
+
+    def sink(problem: SpecProblem) -> None:
+        observer.error(problem.kind)
+        if problem.obj is None or problem.key is None or events is None or not may_write():
+            return
+        uid = str((problem.obj.get("metadata") or {}).get("uid") or "")
+        obj = InvolvedObject.autoscaler(problem.key.namespace, problem.key.name, uid)
+        # Not one of the HPA's reasons (core/events.py holds only those): the object never reached an HPA.
+        events.warning(obj, cast(EventReason, INVALID_SPEC_REASON), problem.message)
+
+    return sink
+
+
+def probe_prometheus(settings: Any) -> None:
+    """Ask every configured Prometheus for `vector(1)`: one that does not answer is a warning, not a failure."""
+    from autoscaler.metrics.client import PrometheusClient
+    from autoscaler.metrics.errors import MetricsError
+
+    for name, server in settings.servers.items():
+        client = PrometheusClient(name, server, pool_size=1)
+        try:
+            client.query("vector(1)", time=datetime.now(UTC), budget_seconds=2.0, deadline_seconds=5.0)
+        except MetricsError as err:
+            log.warning("prometheus_unreachable_at_start", server=name, error=str(err))
+        else:
+            log.info("prometheus_reachable", server=name)
+        finally:
+            client.close()
+
+
+def build(config: Any, *, kubeconfig: str | None = None, plan: bool = False) -> Daemon:
+    """Every part of the daemon from a DaemonConfig; `plan`: no election, no HTTP.
+
+    Raises StartupError when the API server cannot be reached.
+    """
+    # DaemonConfig and the Reconciler land with this daemon (issue #8), in parallel with this module.
+    from autoscaler.daemon import config as daemon_config  # type: ignore[attr-defined,unused-ignore]
+    from autoscaler.daemon.reconciler import Reconciler  # type: ignore[import-not-found,unused-ignore]
+    from autoscaler.kube.cache import PodCache, WorkloadCache
+    from autoscaler.kube.client import connect
+    from autoscaler.kube.errors import KubeError, RequestContext
+    from autoscaler.kube.events import EventRecorder
+    from autoscaler.kube.leader import LeaderElectionConfigError, LeaderElector
+    from autoscaler.kube.scale import ScaleClient
+    from autoscaler.kube.state import ConfigMapStateStore  # type: ignore[import-not-found,unused-ignore]
+    from autoscaler.kube.status import AutoscalerCache, StatusWriter
+    from autoscaler.metrics.evaluate import MetricsReader
+    from autoscaler.spec.settings import HPA_SCALE_TO_ZERO
+
+    closers: list[Callable[[], None]] = []
+    try:
+        kube = connect(daemon_config.client_settings(config, kubeconfig))
+    except Exception as err:  # the client's config loaders raise their own types (no kubeconfig, bad file)
+        raise StartupError(f"cannot configure the Kubernetes client: {err}") from err
+    closers.append(kube.close)
+    try:
+        import kubernetes.client as k8s
+
+        kube.request_json(k8s.VersionApi(kube.api_client).get_code, context=RequestContext(verb="get", resource=""))
+    except KubeError as err:
+        raise StartupError(f"the API server does not answer: {err}") from err
+    namespaces = list(config.namespaces)
+    # PodCache and WorkloadCache watch one namespace or all: several namespaces are watched as all.
+    one = namespaces[0] if len(namespaces) == 1 else None
+    pods = PodCache(kube, namespace=one)
+    workloads = WorkloadCache(kube, namespace=one)
+    caches: list[Cache] = [pods, workloads]
+    observer = Observer()
+    flight = config.flight_recorder
+    recorder = FlightRecorder(flight.size, flight.directory)
+    leadership_changed = threading.Event()
+    elector: LeaderElector | None = None
+    if config.leader_election.enabled and not plan:
+        try:
+            elector = LeaderElector(
+                kube,
+                daemon_config.leader_election_config(config),
+                on_started_leading=leadership_changed.set,
+                on_stopped_leading=leadership_changed.set,
+            )
+        except LeaderElectionConfigError as err:
+            raise StartupError(f"leaderElection: {err}") from err
+    may_write: Callable[[], bool] = elector.is_leader if elector is not None else (lambda: not plan)
+    probe_prometheus(config.metrics)
+    # Query latency: once MetricsReader takes `on_query` (issue #8, PERF), pass `on_query=observer.on_query`.
+    reader = MetricsReader(config.metrics)
+    closers.append(reader.close)
+    events = None if plan else EventRecorder(kube)
+    reconciler = Reconciler(
+        settings=daemon_config.core_settings(config),
+        reader=reader,
+        pods=pods,
+        workloads=workloads,
+        scales=ScaleClient(kube),
+        events=events,
+        status=None if plan else StatusWriter(kube),
+        states=ConfigMapStateStore(kube, namespace=daemon_config.state_namespace(config)),
+        write_concurrency=config.concurrency.writes,
+        may_write=may_write,
+    )
+    defaults = TargetDefaults(
+        sync_period_seconds=float(config.sync_period_seconds),
+        dry_run=bool(config.dry_run),
+        scale_to_zero=config.controller.gates()[HPA_SCALE_TO_ZERO],
+    )
+    sink = _problem_sink(observer, events, may_write)
+    sources: list[SpecSource] = []
+    if config.specs.custom_resources:
+        autoscalers = AutoscalerCache(kube, namespaces=namespaces or None)
+        caches.append(autoscalers)
+        sources.append(
+            ResourceSource(autoscalers, defaults=defaults, label_selector=config.label_selector, on_problem=sink)
+        )
+    if config.specs.files:
+        sources.append(FileSource(list(config.specs.files), defaults=defaults, on_problem=sink))
+    return Daemon(
+        reconciler=reconciler,
+        sources=sources,
+        observer=observer,
+        recorder=recorder,
+        tick_seconds=float(config.tick_seconds),
+        shutdown_grace_seconds=float(config.shutdown_grace_seconds),
+        caches=caches,
+        elector=elector,
+        leadership_changed=leadership_changed,
+        http_address=None if plan else config.http.listen_address,
+        closers=closers,
+    )
+
+
+def load(config_path: str) -> Any:
+    """The settings file, validated, and logging configured from it; StartupError lists every problem."""
+    from autoscaler.daemon.config import ConfigError, load_config  # type: ignore[import-not-found,unused-ignore]
+    from autoscaler.daemon.logs import configure_logging  # type: ignore[import-not-found,unused-ignore]
+
+    try:
+        config = load_config(config_path)
+    except ConfigError as err:
+        raise StartupError(str(err)) from err
+    configure_logging(config.log.format, config.log.level)
+    return config
+
+
+def main_run(config_path: str, *, kubeconfig: str | None = None) -> int:
+    """`autoscaler run`: load the settings, build the daemon, run it. Start-up failures are one line, exit 1."""
+    try:
+        config = load(config_path)
+        daemon = build(config, kubeconfig=kubeconfig)
+        return run(daemon)
+    except StartupError as err:
+        print(f"autoscaler run: {err}", file=sys.stderr)
+        return 1

@@ -1,0 +1,273 @@
+"""What the daemon tells the outside: its own Prometheus metrics, and the canonical log line of a decision.
+
+Metrics live in a private `CollectorRegistry` (served on /metrics), named with their unit as Prometheus'
+naming conventions ask (counters end in `_total`, durations are `_seconds`); every one is listed in
+docs/daemon.md's "Metrics" table, and a test scrapes them all. Per-target series are removed when their
+target disappears. The log line is one structlog event `decision` per target per tick. This module only
+reports: it must not decide or write anything.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import structlog
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+from autoscaler.core.decision import Decision
+from autoscaler.core.formats import format_milli
+from autoscaler.core.metric import MetricResult, MetricStatus
+from autoscaler.core.types import ConditionType, MetricTarget, MetricTargetType
+from autoscaler.daemon.model import TargetKey, TargetOutcome, TickReport
+
+log = structlog.get_logger(__name__)
+
+TICK_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 15.0, 30.0, 60.0)
+QUERY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+
+TARGET_LABELS = ("namespace", "name")
+METRIC_LABELS = ("namespace", "name", "metric", "target_type")
+
+
+def _target_number(target: MetricTarget) -> float | None:
+    """A metric's target in the unit it is compared in: percent for Utilization, else the metric's unit."""
+    match target.type:
+        case MetricTargetType.UTILIZATION:
+            return None if target.average_utilization is None else float(target.average_utilization)
+        case MetricTargetType.VALUE:
+            return None if target.value is None else target.value / 1000
+    return None if target.average_value is None else target.average_value / 1000
+
+
+def _current_number(status: MetricStatus | None, kind: MetricTargetType) -> float | None:
+    """A metric's current value, in the same terms as its target (as `kubectl get hpa` compares them)."""
+    if status is None:
+        return None
+    match kind:
+        case MetricTargetType.UTILIZATION:
+            return None if status.average_utilization is None else float(status.average_utilization)
+        case MetricTargetType.VALUE:
+            return None if status.value is None else status.value / 1000
+    return None if status.average_value is None else status.average_value / 1000
+
+
+def _text(number: float | None, kind: MetricTargetType) -> str:
+    if number is None:
+        return "<unknown>"
+    if kind == MetricTargetType.UTILIZATION:
+        return f"{int(number)}%"
+    return format_milli(round(number * 1000))
+
+
+def metric_line(result: MetricResult) -> str:
+    """One metric as the log line and `plan` show it: "name=value/target→proposal" (or "name=error")."""
+    kind = result.spec.target.type
+    value = _current_number(result.status, kind)
+    target = _text(_target_number(result.spec.target), kind)
+    if result.error is not None:
+        return f"{result.name}=<unknown>/{target}: {result.error}"
+    proposal = "" if result.proposed_replicas is None else f"→{result.proposed_replicas}"
+    return f"{result.name}={_text(value, kind)}/{target}{proposal}"
+
+
+def decision_reason(decision: Decision | None, *, error_type: str = "") -> str:
+    """A closed-set reason for a decision: the first False condition's, else ScalingLimited's, else AbleToScale's."""
+    if decision is None:
+        return error_type or "NoDecision"
+    conditions = {c.type: c for c in decision.conditions}
+    for condition in decision.conditions:
+        if condition.status == "False" and condition.type != ConditionType.SCALING_LIMITED:
+            return condition.reason
+    limited = conditions.get(ConditionType.SCALING_LIMITED)
+    if limited is not None and limited.status == "True":
+        return limited.reason
+    able = conditions.get(ConditionType.ABLE_TO_SCALE)
+    return able.reason if able is not None else "Unknown"
+
+
+class Observer:
+    """The daemon's metrics and its per-target log line. Thread-safe."""
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry or CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.replicas = Gauge(
+            "autoscaler_target_replicas", "Replicas of a target: current (its scale) and desired (the decision).",
+            [*TARGET_LABELS, "kind"], registry=r,
+        )  # fmt: skip
+        self.metric_value = Gauge(
+            "autoscaler_target_metric_value",
+            "A metric's current value, in the terms of its target (percent for Utilization).",
+            METRIC_LABELS, registry=r,
+        )  # fmt: skip
+        self.metric_target = Gauge(
+            "autoscaler_target_metric_target", "A metric's target (percent for Utilization).", METRIC_LABELS, registry=r
+        )
+        self.decision_info = Gauge(
+            "autoscaler_target_decision_info", "1 for the reason of a target's last decision.",
+            [*TARGET_LABELS, "reason"], registry=r,
+        )  # fmt: skip
+        self.last_evaluation = Gauge(
+            "autoscaler_target_last_evaluation_timestamp_seconds", "When a target was last evaluated (Unix time).",
+            TARGET_LABELS, registry=r,
+        )  # fmt: skip
+        self.scale_writes = Counter(
+            "autoscaler_scale_writes_total", "Scale writes made for a target.", TARGET_LABELS, registry=r
+        )
+        self.errors = Counter("autoscaler_errors_total", "Errors, by type.", ["type"], registry=r)
+        self.tick_duration = Histogram(
+            "autoscaler_tick_duration_seconds", "Wall time of a tick that reconciled targets.",
+            buckets=TICK_BUCKETS, registry=r,
+        )  # fmt: skip
+        self.tick_targets = Gauge("autoscaler_tick_targets", "Targets evaluated by the last tick.", registry=r)
+        self.tick_queries = Gauge(
+            "autoscaler_tick_metric_queries", "Distinct metric queries sent by the last tick.", registry=r
+        )
+        self.ticks = Counter("autoscaler_ticks_total", "Ticks run, by role (leader, or standby).", ["role"], registry=r)
+        self.ticks_skipped = Counter(
+            "autoscaler_ticks_skipped_total",
+            "Ticks not run: overrun (the previous one still ran) or missed (too late to run).",
+            ["reason"], registry=r,
+        )  # fmt: skip
+        self.last_tick = Gauge(
+            "autoscaler_last_tick_timestamp_seconds", "When the last tick ended (Unix time).", registry=r
+        )
+        self.query_duration = Histogram(
+            "autoscaler_prometheus_query_duration_seconds", "Wall time of one Prometheus query, by server and outcome.",
+            ["server", "outcome"], buckets=QUERY_BUCKETS, registry=r,
+        )  # fmt: skip
+        self.leader = Gauge("autoscaler_leader", "1 while this replica holds the lease (or runs alone).", registry=r)
+        self.specs = Gauge(
+            "autoscaler_specs", "Specs by origin (resource, file) and state (valid, invalid).", ["origin", "state"],
+            registry=r,
+        )  # fmt: skip
+        self._lock = threading.Lock()
+        self._series: dict[TargetKey, set[tuple[Gauge, tuple[str, ...]]]] = {}
+        self._counted: set[TargetKey] = set()
+
+    # --- scrape --------------------------------------------------------------------------------------
+
+    def exposition(self) -> tuple[bytes, str]:
+        """The registry in the Prometheus text format, and its content type."""
+        return generate_latest(self.registry), CONTENT_TYPE_LATEST
+
+    # --- ticks ---------------------------------------------------------------------------------------
+
+    def report_tick(self, report: TickReport, *, ended_at: float) -> None:
+        """Metrics and one log line per target for a tick that reconciled; `ended_at` is Unix time."""
+        self.tick_duration.observe(report.seconds)
+        self.tick_targets.set(len(report.outcomes))
+        self.tick_queries.set(report.metric_queries)
+        for outcome in report.outcomes:
+            self.report_outcome(outcome, evaluated_at=report.started.timestamp())
+        log.info(
+            "tick_finished",
+            targets=len(report.outcomes),
+            metric_queries=report.metric_queries,
+            metric_seconds=round(report.metric_seconds, 4),
+            duration_seconds=round(report.seconds, 4),
+            errors=sum(1 for o in report.outcomes if o.error_type),
+        )
+
+    def tick_done(self, *, role: str, ended_at: float) -> None:
+        """Any tick, a leader's (reconciled the due targets, if any) or a standby's (kept its sources fresh)."""
+        self.ticks.labels(role=role).inc()
+        self.last_tick.set(ended_at)
+
+    def skipped_tick(self, reason: str) -> None:
+        self.ticks_skipped.labels(reason=reason).inc()
+
+    def report_outcome(self, outcome: TargetOutcome, *, evaluated_at: float) -> None:
+        """One target's series and its canonical log line."""
+        key, decision = outcome.key, outcome.decision
+        ns, name = key.namespace, key.name
+        series: set[tuple[Gauge, tuple[str, ...]]] = set()
+        labels: tuple[str, ...]
+        reason = decision_reason(decision, error_type=outcome.error_type)
+        metrics: list[str] = []
+        if decision is not None:
+            if decision.current_replicas is not None:
+                self.replicas.labels(ns, name, "current").set(decision.current_replicas)
+                series.add((self.replicas, (ns, name, "current")))
+            if decision.desired_replicas is not None:
+                self.replicas.labels(ns, name, "desired").set(decision.desired_replicas)
+                series.add((self.replicas, (ns, name, "desired")))
+            for result in decision.metrics:
+                kind = result.spec.target.type
+                labels = (ns, name, result.name, str(kind))
+                target = _target_number(result.spec.target)
+                if target is not None:
+                    self.metric_target.labels(*labels).set(target)
+                    series.add((self.metric_target, labels))
+                value = _current_number(result.status, kind) if result.error is None else None
+                if value is not None:
+                    self.metric_value.labels(*labels).set(value)
+                    series.add((self.metric_value, labels))
+                metrics.append(metric_line(result))
+        self.decision_info.labels(ns, name, reason).set(1)
+        series.add((self.decision_info, (ns, name, reason)))
+        self.last_evaluation.labels(ns, name).set(evaluated_at)
+        series.add((self.last_evaluation, (ns, name)))
+        if outcome.wrote_scale:
+            self.scale_writes.labels(ns, name).inc()
+        if outcome.error_type:
+            self.errors.labels(type=outcome.error_type).inc()
+        with self._lock:
+            stale = self._series.get(key, set()) - series
+            self._series[key] = series
+            self._counted.add(key)
+        for gauge, labels in stale:
+            _remove(gauge, labels)
+        fields: dict[str, Any] = {
+            "target": str(key),
+            "origin": str(outcome.target.origin),
+            "current": decision.current_replicas if decision else None,
+            "desired": decision.desired_replicas if decision else None,
+            "rescale": decision.rescale if decision else False,
+            "wrote": outcome.wrote_scale,
+            "dry_run": outcome.dry_run,
+            "reason": reason,
+            "summary": decision.summary if decision else "",
+            "metrics": metrics,
+            "seconds": round(outcome.seconds, 4),
+        }
+        if outcome.error or outcome.error_type:
+            fields["error"] = outcome.error
+            fields["error_type"] = outcome.error_type
+        (log.warning if outcome.error_type else log.info)("decision", **fields)
+
+    def forget(self, key: TargetKey) -> None:
+        """Remove every series of a target that no longer exists."""
+        with self._lock:
+            series = self._series.pop(key, set())
+            counted = key in self._counted
+            self._counted.discard(key)
+        for gauge, labels in series:
+            _remove(gauge, labels)
+        if counted:
+            _remove(self.scale_writes, (key.namespace, key.name))
+
+    # --- the rest ------------------------------------------------------------------------------------
+
+    def error(self, kind: str) -> None:
+        self.errors.labels(type=kind).inc()
+
+    def set_leader(self, leading: bool) -> None:
+        self.leader.set(1 if leading else 0)
+
+    def set_specs(self, origin: str, counts: Mapping[str, int]) -> None:
+        for state in ("valid", "invalid"):
+            self.specs.labels(origin=origin, state=state).set(counts.get(state, 0))
+
+    def on_query(self, server: str, seconds: float, outcome: str) -> None:
+        """One Prometheus query's latency (the metric-source layer calls it: `MetricsReader(on_query=...)`)."""
+        self.query_duration.labels(server=server, outcome=outcome).observe(seconds)
+
+
+def _remove(metric: Gauge | Counter, labels: Sequence[str]) -> None:
+    with contextlib.suppress(KeyError):  # never set, or already removed
+        metric.remove(*labels)

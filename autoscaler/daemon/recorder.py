@@ -1,0 +1,113 @@
+"""The flight recorder: the last N decision snapshots of each target, to replay what the daemon decided.
+
+Each entry keeps the snapshot (the decision's inputs in `autoscaler replay`'s format, docs/snapshot.md) and
+the decision rendered as `autoscaler replay` prints it. With a directory, each snapshot is also written as
+`<namespace>_<name>_<UTC timestamp>.json` (written to a temporary name, then renamed, so a reader never sees
+half a file), keeping the newest N files per target. It must not decide or change anything it records.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+import threading
+from collections import deque
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import structlog
+
+from autoscaler.daemon.model import TargetKey, TargetOutcome
+from autoscaler.spec.render import decision as render_decision
+
+log = structlog.get_logger(__name__)
+
+
+def _stamp(when: datetime) -> str:
+    """A UTC timestamp that sorts as text: 20260301T120000.000000Z."""
+    return when.astimezone(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
+
+
+class FlightRecorder:
+    """The last `size` snapshots per target, in memory and optionally in `directory`. Thread-safe."""
+
+    def __init__(self, size: int = 10, directory: str = "") -> None:
+        if size < 1:
+            raise ValueError(f"flight recorder size must be at least 1, not {size}")
+        self.size = size
+        self.directory = directory
+        self._lock = threading.Lock()
+        self._entries: dict[TargetKey, deque[dict[str, Any]]] = {}
+        if directory:
+            os.makedirs(directory, exist_ok=True)
+
+    def record(self, outcome: TargetOutcome, *, now: datetime) -> None:
+        """Keep the outcome's snapshot (an outcome without one, e.g. a spec that could not be read, is skipped)."""
+        if outcome.snapshot is None:
+            return
+        key = outcome.key
+        rendered = (
+            render_decision(
+                outcome.decision, now=now, name=key.name, namespace=key.namespace, source=outcome.target.source
+            )
+            if outcome.decision is not None
+            else None
+        )
+        entry = {
+            "time": now.astimezone(UTC).isoformat().replace("+00:00", "Z"),
+            "source": outcome.target.source,
+            "origin": str(outcome.target.origin),
+            "dryRun": outcome.dry_run,
+            "wroteScale": outcome.wrote_scale,
+            "error": outcome.error or None,
+            "snapshot": outcome.snapshot,
+            "decision": rendered,
+        }
+        with self._lock:
+            entries = self._entries.setdefault(key, deque(maxlen=self.size))
+            entries.append(entry)
+        if self.directory:
+            self._write(key, outcome.snapshot, now)
+
+    def _prefix(self, key: TargetKey) -> str:
+        return f"{key.namespace}_{key.name}_"
+
+    def _write(self, key: TargetKey, snapshot: Mapping[str, Any], now: datetime) -> None:
+        name = f"{self._prefix(key)}{_stamp(now)}.json"
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=self.directory)
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as out:
+                    json.dump(snapshot, out, indent=1, sort_keys=False)
+                    out.write("\n")
+                os.replace(tmp, os.path.join(self.directory, name))
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
+            self._prune(key)
+        except OSError as err:
+            log.warning("snapshot_write_failed", target=str(key), directory=self.directory, error=str(err))
+
+    def _prune(self, key: TargetKey) -> None:
+        prefix = self._prefix(key)
+        # namespace and name are DNS names (no "_"), so the prefix names exactly one target's files.
+        mine = sorted(n for n in os.listdir(self.directory) if n.startswith(prefix) and n.endswith(".json"))
+        for old in mine[: max(0, len(mine) - self.size)]:
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(self.directory, old))
+
+    def forget(self, key: TargetKey) -> None:
+        """Drop a target that no longer exists from memory (its files stay)."""
+        with self._lock:
+            self._entries.pop(key, None)
+
+    def snapshots(self, key: TargetKey | None = None) -> dict[str, list[dict[str, Any]]]:
+        """Per target ("ns/name"), its entries oldest first; only `key` when given."""
+        with self._lock:
+            if key is not None:
+                return {str(key): list(self._entries.get(key, ()))}
+            return {str(k): list(v) for k, v in sorted(self._entries.items())}

@@ -1,0 +1,198 @@
+"""The loop: due targets by their own sync period (fake clock), leadership, real scheduler ticks, SIGTERM."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from autoscaler.daemon.app import Daemon, due_targets
+from autoscaler.daemon.model import TargetKey
+from autoscaler.daemon.observe import Observer
+from autoscaler.daemon.recorder import FlightRecorder
+from tests.daemon.fakes import FakeClock, FakeReconciler, StaticSource, target
+from tests.kube.test_cache import eventually
+
+T0 = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("elapsed", "due"),
+    [
+        pytest.param(None, ["fast", "slow"], id="never evaluated: all due"),
+        pytest.param(4.9, [], id="before the shortest period: none due"),
+        pytest.param(5.0, ["fast"], id="exactly the fast period: the fast one is due"),
+        pytest.param(30.0, ["fast", "slow"], id="past both periods: both due"),
+    ],
+)
+def test_due_targets_honour_each_sync_period(elapsed: float | None, due: list[str]) -> None:
+    targets = [target("fast", period=5.0), target("slow", period=30.0)]
+    clock = FakeClock(T0)
+    last = {} if elapsed is None else {t.key: T0 for t in targets}
+    if elapsed is not None:
+        clock.advance(elapsed)
+    assert [t.key.name for t in due_targets(targets, last, now=clock())] == due
+
+
+def _daemon(source: StaticSource, reconciler: FakeReconciler, clock: FakeClock, **kw: object) -> Daemon:
+    return Daemon(
+        reconciler=reconciler, sources=[source], observer=Observer(), recorder=FlightRecorder(3),
+        tick_seconds=1.0, shutdown_grace_seconds=2.0, clock=clock, **kw,  # type: ignore[arg-type]
+    )  # fmt: skip
+
+
+def test_ticks_evaluate_each_target_at_its_own_period() -> None:
+    clock = FakeClock(T0)
+    reconciler = FakeReconciler()
+    daemon = _daemon(StaticSource([target("fast", period=2.0), target("slow", period=5.0)]), reconciler, clock)
+    for _ in range(6):
+        daemon.tick()
+        clock.advance(1.0)
+    evaluated = [(int((now - T0).total_seconds()), [k.name for k in keys]) for now, keys, _ in reconciler.calls]
+    assert evaluated == [(0, ["fast", "slow"]), (2, ["fast"]), (4, ["fast"]), (5, ["slow"])]
+    assert all(write for _, _, write in reconciler.calls)
+
+
+def test_a_removed_target_is_forgotten_everywhere() -> None:
+    clock = FakeClock(T0)
+    reconciler = FakeReconciler()
+    source = StaticSource([target("web"), target("api")])
+    daemon = _daemon(source, reconciler, clock)
+    daemon.tick()
+    assert set(daemon.recorder.snapshots()) == {"shop/web", "shop/api"}
+    source.targets = [target("api")]
+    daemon.tick()
+    assert reconciler.forgotten == [TargetKey("shop", "web")]
+    assert set(daemon.recorder.snapshots()) == {"shop/api"}
+    scrape = daemon.observer.exposition()[0].decode()
+    assert 'name="web"' not in scrape and 'name="api"' in scrape
+
+
+class FakeElector:
+    def __init__(self) -> None:
+        self.leading = False
+        self.started = self.stopped = False
+
+    def is_leader(self) -> bool:
+        return self.leading
+
+    def start(self) -> None:
+        self.started = True
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self.stopped = True
+        self.leading = False
+
+
+def test_only_the_leader_reconciles_and_a_change_of_leadership_forgets() -> None:
+    clock = FakeClock(T0)
+    reconciler = FakeReconciler()
+    elector = FakeElector()
+    daemon = _daemon(StaticSource([target("web")]), reconciler, clock, elector=elector)
+    daemon.tick()
+    assert reconciler.calls == [], "a standby reconciles nothing"
+    assert daemon.readyz().ok and daemon.readyz().why == "ok: standby"
+    elector.leading = True
+    clock.advance(1)
+    daemon.tick()
+    assert len(reconciler.calls) == 1 and reconciler.forgotten == [None]
+    clock.advance(1)
+    daemon.tick()
+    assert len(reconciler.calls) == 1, "not due again before its sync period"
+    elector.leading = False
+    daemon.tick()
+    assert reconciler.forgotten == [None, None]
+    assert "autoscaler_leader 0.0" in daemon.observer.exposition()[0].decode()
+
+
+def test_the_scheduler_runs_real_ticks() -> None:
+    reconciler = FakeReconciler()
+    daemon = Daemon(
+        reconciler=reconciler, sources=[StaticSource([target("web", period=0.05)])], observer=Observer(),
+        recorder=FlightRecorder(3), tick_seconds=0.05, shutdown_grace_seconds=2.0, http_address="127.0.0.1:0",
+    )  # fmt: skip
+    daemon.start()
+    try:
+        eventually(lambda: len(reconciler.calls) >= 3)
+        assert daemon.healthz().ok and daemon.readyz().ok
+    finally:
+        assert daemon.stop()
+    calls = len(reconciler.calls)
+    assert daemon.tick() is None, "no tick after stop"
+    assert len(reconciler.calls) == calls
+
+
+def test_stop_waits_for_the_tick_in_flight_only_within_the_grace() -> None:
+    release = threading.Event()
+    reconciler = FakeReconciler(block=release)
+    daemon = Daemon(
+        reconciler=reconciler, sources=[StaticSource([target("web")])], observer=Observer(),
+        recorder=FlightRecorder(3), tick_seconds=0.05, shutdown_grace_seconds=0.2,
+    )  # fmt: skip
+    daemon.start()
+    assert reconciler.entered.wait(5)
+    started = time.monotonic()
+    assert daemon.stop() is False, "the tick did not finish within the grace"
+    assert time.monotonic() - started < 5
+    release.set()
+
+
+SCRIPT = """
+import sys, threading
+import structlog
+structlog.configure(logger_factory=structlog.PrintLoggerFactory(sys.stderr))
+from autoscaler.daemon.app import Daemon, run
+from autoscaler.daemon.observe import Observer
+from autoscaler.daemon.recorder import FlightRecorder
+from tests.daemon.fakes import FakeReconciler, StaticSource, target
+
+block = threading.Event() if sys.argv[1] == "stuck" else None
+reconciler = FakeReconciler(block=block)
+original = reconciler.reconcile
+def reconcile(targets, *, now, write=True):
+    print("tick", flush=True)
+    return original(targets, now=now, write=write)
+reconciler.reconcile = reconcile
+daemon = Daemon(reconciler=reconciler, sources=[StaticSource([target("web", period=0.1)])], observer=Observer(),
+                recorder=FlightRecorder(3), tick_seconds=0.1, shutdown_grace_seconds=float(sys.argv[2]),
+                http_address="127.0.0.1:0")
+raise SystemExit(run(daemon))
+"""
+
+
+@pytest.mark.parametrize(
+    ("mode", "grace"),
+    [
+        pytest.param("normal", "5", id="ticks finish: exit 0"),
+        pytest.param("stuck", "0.5", id="a tick that never ends: exit 0 after the grace"),
+    ],
+)
+def test_sigterm_exits_zero_within_the_grace(tmp_path: Path, mode: str, grace: str) -> None:
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SCRIPT, mode, grace], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(root)}, text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "tick"
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=30)
+        took = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert code == 0, proc.stderr.read() if proc.stderr else ""
+    assert took < float(grace) + 10, "the grace bounds the wait (slack for a slow machine)"
+    stderr = proc.stderr.read() if proc.stderr else ""
+    assert "Traceback" not in stderr
+    if mode == "stuck":
+        assert "shutdown_tick_abandoned" in stderr

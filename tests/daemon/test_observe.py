@@ -1,0 +1,84 @@
+"""The daemon's metrics: every metric in docs/daemon.md's table is scraped, named by the conventions; the log line."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+
+from prometheus_client.parser import text_string_to_metric_families
+from structlog.testing import capture_logs
+
+from autoscaler.daemon.model import TickReport
+from autoscaler.daemon.observe import Observer
+from tests.daemon.fakes import outcome_for, target
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "daemon.md"
+T0 = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
+
+
+def documented() -> dict[str, str]:
+    """Metric name -> its type, from the Metrics table of docs/daemon.md."""
+    section = DOC.read_text().split("### Metrics", 1)[1].split("\n### ", 1)[0]
+    rows = re.findall(r"^\| `(autoscaler_[a-z_]+)` \| (\w+) \|", section, flags=re.M)
+    return dict(rows)
+
+
+def scrape(observer: Observer) -> dict[str, str]:
+    text = observer.exposition()[0].decode()
+    # prometheus_client adds a `<name>_created` gauge per counter and histogram (the series' start time).
+    return {
+        f.name: f.type for f in text_string_to_metric_families(text) if f.samples and not f.name.endswith("_created")
+    }
+
+
+def busy_observer() -> Observer:
+    observer = Observer()
+    web = target("web")
+    failed = outcome_for(target("api"), error_type="ScaleReadError")
+    report = TickReport(started=T0, outcomes=(outcome_for(web), failed), seconds=0.2, metric_queries=3)
+    observer.report_tick(report, ended_at=T0.timestamp())
+    observer.tick_done(role="leader", ended_at=T0.timestamp())
+    observer.skipped_tick("overrun")
+    observer.set_leader(True)
+    observer.set_specs("file", {"valid": 2, "invalid": 0})
+    observer.on_query("main", 0.05, "ok")
+    observer.error("spec_invalid")
+    return observer
+
+
+def test_every_documented_metric_is_scraped_with_its_type() -> None:
+    docs = documented()
+    assert len(docs) >= 15
+    scraped = scrape(busy_observer())
+    # The parser names counters without _total, histograms without _bucket/_sum/_count.
+    names = {(name + "_total" if kind == "counter" else name): kind for name, kind in scraped.items()}
+    assert names == docs
+
+
+def test_names_follow_the_conventions() -> None:
+    for name, kind in documented().items():
+        assert re.fullmatch(r"autoscaler_[a-z][a-z0-9_]*", name)
+        assert name.endswith("_total") == (kind == "counter"), name
+        if kind == "histogram":
+            assert name.endswith("_seconds"), name
+
+
+def test_the_series_of_a_target_are_removed_with_it() -> None:
+    observer = busy_observer()
+    observer.forget(outcome_for(target("web")).key)
+    text = observer.exposition()[0].decode()
+    assert 'name="web"' not in text and 'name="api"' in text
+
+
+def test_the_decision_log_line() -> None:
+    observer = Observer()
+    with capture_logs() as logs:
+        observer.report_outcome(outcome_for(target("web")), evaluated_at=T0.timestamp())
+    (line,) = [entry for entry in logs if entry["event"] == "decision"]
+    assert line["target"] == "shop/web" and line["origin"] == "file"
+    assert (line["current"], line["desired"], line["rescale"], line["wrote"]) == (3, 5, True, True)
+    assert line["reason"] == "SucceededRescale"
+    assert line["summary"] == "scale 3 -> 5: metrics propose 5"
+    assert line["metrics"] == ["cpu resource utilization (percentage of request)=90%/60%→5"]
+    assert "error" not in line
