@@ -27,6 +27,7 @@ from apscheduler.events import EVENT_JOB_MAX_INSTANCES, EVENT_JOB_MISSED, JobExe
 from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
 
+from autoscaler.daemon.config import DaemonConfig
 from autoscaler.daemon.model import Target, TargetKey, TickReport
 from autoscaler.daemon.observe import Observer
 from autoscaler.daemon.recorder import FlightRecorder
@@ -417,21 +418,20 @@ def probe_prometheus(settings: Any) -> None:
             client.close()
 
 
-def build(config: Any, *, kubeconfig: str | None = None, plan: bool = False) -> Daemon:
+def build(config: DaemonConfig, *, kubeconfig: str | None = None, plan: bool = False) -> Daemon:
     """Every part of the daemon from a DaemonConfig; `plan`: no election, no HTTP.
 
     Raises StartupError when the API server cannot be reached.
     """
-    # DaemonConfig and the Reconciler land with this daemon (issue #8), in parallel with this module.
-    from autoscaler.daemon import config as daemon_config  # type: ignore[attr-defined,unused-ignore]
-    from autoscaler.daemon.reconciler import Reconciler  # type: ignore[import-not-found,unused-ignore]
+    from autoscaler.daemon import config as daemon_config
+    from autoscaler.daemon.reconciler import Reconciler
     from autoscaler.kube.cache import PodCache, WorkloadCache
     from autoscaler.kube.client import connect
     from autoscaler.kube.errors import KubeError, RequestContext
     from autoscaler.kube.events import EventRecorder
     from autoscaler.kube.leader import LeaderElectionConfigError, LeaderElector
     from autoscaler.kube.scale import ScaleClient
-    from autoscaler.kube.state import ConfigMapStateStore  # type: ignore[import-not-found,unused-ignore]
+    from autoscaler.kube.state import ConfigMapStateStore
     from autoscaler.kube.status import AutoscalerCache, StatusWriter
     from autoscaler.metrics.evaluate import MetricsReader
     from autoscaler.spec.settings import HPA_SCALE_TO_ZERO
@@ -471,8 +471,7 @@ def build(config: Any, *, kubeconfig: str | None = None, plan: bool = False) -> 
             raise StartupError(f"leaderElection: {err}") from err
     may_write: Callable[[], bool] = elector.is_leader if elector is not None else (lambda: not plan)
     probe_prometheus(config.metrics)
-    # Query latency: once MetricsReader takes `on_query` (issue #8, PERF), pass `on_query=observer.on_query`.
-    reader = MetricsReader(config.metrics)
+    reader = MetricsReader(config.metrics, on_query=observer.on_query)
     closers.append(reader.close)
     events = None if plan else EventRecorder(kube)
     reconciler = Reconciler(
@@ -517,10 +516,10 @@ def build(config: Any, *, kubeconfig: str | None = None, plan: bool = False) -> 
     )
 
 
-def load(config_path: str) -> Any:
+def load(config_path: str) -> DaemonConfig:
     """The settings file, validated, and logging configured from it; StartupError lists every problem."""
-    from autoscaler.daemon.config import ConfigError, load_config  # type: ignore[import-not-found,unused-ignore]
-    from autoscaler.daemon.logs import configure_logging  # type: ignore[import-not-found,unused-ignore]
+    from autoscaler.daemon.config import ConfigError, load_config
+    from autoscaler.daemon.logs import configure_logging
 
     try:
         config = load_config(config_path)

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 import structlog
 
 from autoscaler.core.labels import Selector, parse_selector
+from autoscaler.daemon.config import spec_paths
 from autoscaler.daemon.model import Origin, Target, TargetKey
 from autoscaler.spec.errors import SpecError
 from autoscaler.spec.files import SpecFile, load_spec_text, read_text
@@ -26,7 +27,6 @@ from autoscaler.spec.objects import Autoscaler, describe, load_autoscaler
 log = structlog.get_logger(__name__)
 
 DEFAULT_NAMESPACE = "default"  # a file spec without a namespace, as `kubectl apply` puts it
-SPEC_SUFFIXES = (".yaml", ".yml")
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,9 +89,8 @@ def make_target(
     stored: Mapping[str, Any] | None = None,
 ) -> Target:
     """A Target for a validated spec, with its own sync period and dry-run or the daemon's."""
-    # The spec model gains `syncPeriodSeconds` and `dryRun` with the daemon (docs/spec.md); read them softly.
-    period = getattr(autoscaler.model, "sync_period_seconds", None)
-    spec_dry_run = bool(getattr(autoscaler.model, "dry_run", False))
+    period = autoscaler.model.sync_period_seconds
+    spec_dry_run = autoscaler.model.dry_run
     return Target(
         key=TargetKey(autoscaler.namespace or DEFAULT_NAMESPACE, autoscaler.name),
         origin=origin,
@@ -246,23 +245,11 @@ class FileSource:
         files: list[str] = []
         missing: set[str] = set()
         for path in self._paths:
-            if os.path.isdir(path):
-                try:
-                    names = sorted(os.listdir(path))
-                except OSError as err:
-                    missing.add(path)
-                    self._report_missing(path, f"cannot list the directory: {err.strerror or err}")
-                    continue
-                files += [
-                    os.path.join(path, n)
-                    for n in names
-                    if n.endswith(SPEC_SUFFIXES) and not n.startswith(".") and os.path.isfile(os.path.join(path, n))
-                ]
-            elif os.path.exists(path):
-                files.append(path)
-            else:
+            found, problems = spec_paths([path])
+            if problems:
                 missing.add(path)
-                self._report_missing(path, "no such file or directory")
+                self._report_missing(path, problems[0][1])
+            files += found
         self._missing = missing
         return files
 
