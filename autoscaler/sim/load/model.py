@@ -199,10 +199,10 @@ class LoadModel:
         served: list[float] = []
         if Series.QUEUE in workload.series:
             state.queue_depth += demand * dt
-            total = sum(capacities) * dt
-            taken = min(state.queue_depth, total)
+            total = sum(capacities)
+            taken = min(state.queue_depth, total * dt)
             state.queue_depth -= taken
-            served = [taken * cap / total / dt for cap in capacities] if total > 0 else []
+            served = [taken / dt * cap / total for cap in capacities] if total > 0 else []
         elif ready:
             each = demand / len(ready)
             served = [min(each, cap) for cap in capacities]
