@@ -161,17 +161,16 @@ def test_scaling_spreads_the_load_and_unready_pods_get_nothing(
         "Deployment", "spread", namespace=NS, start_delay_seconds=0.2, ready_delay_seconds=3600
     )
     scale(emulator, "spread", 4)  # two pods that start but never become ready
-    eventually(
-        lambda: expect_rates(
-            prometheus,
-            "spread",
-            dict.fromkeys(first, 0.6) | {p: 0.0 for p in cpu_rates(prometheus, "spread") if p not in first}
-            if len(cpu_rates(prometheus, "spread")) == 4
-            else {},
-        )
-    )
-    unready = sorted(set(cpu_rates(prometheus, "spread")) - set(first))
-    assert len(unready) == 2
+
+    def two_unready_at_zero() -> list[str]:
+        got = cpu_rates(prometheus, "spread")
+        assert len(got) == 4, got
+        unready = sorted(set(got) - set(first))
+        expect_rates(prometheus, "spread", dict.fromkeys(first, 0.6) | dict.fromkeys(unready, 0.0))
+        return unready
+
+    unready = eventually(two_unready_at_zero)
+    assert len(unready) == 2 and not set(unready) & set(ready_pods(emulator, "spread"))
 
     emulator.lifecycle.set_delays(
         "Deployment", "spread", namespace=NS, start_delay_seconds=0.2, ready_delay_seconds=0.2
