@@ -115,6 +115,13 @@ def ready_pods(emulator: EmulatedApiServer, name: str) -> list[str]:
     )
 
 
+def ready(emulator: EmulatedApiServer, name: str, count: int) -> list[str]:
+    """The workload's ready pods, asserting there are `count` of them."""
+    pods = ready_pods(emulator, name)
+    assert len(pods) == count, pods
+    return pods
+
+
 def eventually(check: Callable[[], Any], *, deadline_seconds: float = 40.0) -> Any:
     """Poll `check` until it returns without an AssertionError; after the deadline, raise its last failure."""
     end = time.monotonic() + deadline_seconds
@@ -143,7 +150,7 @@ def test_cpu_per_ready_pod_is_the_load_over_ready_pods_and_saturates_at_the_limi
     deploy(emulator, "split", 2, limit="500m")
     demand = Demand(0.6)
     generator.add(Workload(WorkloadRef(NS, "Deployment", "split"), demand))
-    pods = eventually(lambda: (p := ready_pods(emulator, "split")) and len(p) == 2 and p)  # type: ignore[func-returns-value]
+    pods = eventually(lambda: ready(emulator, "split", 2))
     eventually(lambda: expect_rates(prometheus, "split", dict.fromkeys(pods, 0.3)))
     demand.value = 3.0  # 1.5 cores asked of each pod: the 500m limit caps it
     eventually(lambda: expect_rates(prometheus, "split", dict.fromkeys(pods, 0.5)))
@@ -154,7 +161,7 @@ def test_scaling_spreads_the_load_and_unready_pods_get_nothing(
 ) -> None:
     deploy(emulator, "spread", 2)
     generator.add(Workload(WorkloadRef(NS, "Deployment", "spread"), Demand(1.2)))
-    first = eventually(lambda: (p := ready_pods(emulator, "spread")) and len(p) == 2 and p)  # type: ignore[func-returns-value]
+    first = eventually(lambda: ready(emulator, "spread", 2))
     eventually(lambda: expect_rates(prometheus, "spread", dict.fromkeys(first, 0.6)))
 
     emulator.lifecycle.set_delays(
@@ -176,7 +183,7 @@ def test_scaling_spreads_the_load_and_unready_pods_get_nothing(
         "Deployment", "spread", namespace=NS, start_delay_seconds=0.2, ready_delay_seconds=0.2
     )
     scale(emulator, "spread", 6)  # two more that become ready: four ready pods share 1.2 cores
-    added = eventually(lambda: (p := sorted(set(ready_pods(emulator, "spread")) - set(first))) and len(p) == 2 and p)  # type: ignore[func-returns-value]
+    added = eventually(lambda: sorted(set(ready(emulator, "spread", 4)) - set(first)))
     expected = dict.fromkeys([*first, *added], 0.3) | dict.fromkeys(unready, 0.0)
     eventually(lambda: expect_rates(prometheus, "spread", expected))
 
@@ -208,7 +215,7 @@ def test_the_builtin_cpu_template_reads_the_model_unchanged(
     """The default Resource cpu PromQL (only its window shortened) gives each pod load/ready x cost cores."""
     deploy(emulator, "tmpl", 3)
     generator.add(Workload(WorkloadRef(NS, "Deployment", "tmpl"), Demand(0.45), series=frozenset({Series.CPU})))
-    names = eventually(lambda: (p := ready_pods(emulator, "tmpl")) and len(p) == 3 and p)  # type: ignore[func-returns-value]
+    names = eventually(lambda: ready(emulator, "tmpl", 3))
     builtin = ResourceTemplates().cpu
     settings = MetricsSettings.model_validate({
         "servers": {"main": {"url": prometheus.url}},
