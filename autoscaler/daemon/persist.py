@@ -121,7 +121,7 @@ def _without_values(metrics: Any) -> Any:
     return out
 
 
-def _recorded_values(state: Any) -> frozenset[int] | None:
+def _recorded_values(state: Any) -> frozenset[Any] | None:
     recs = state.get("recommendations") if isinstance(state, Mapping) else None
     if not isinstance(recs, list):
         return None

@@ -28,9 +28,9 @@ import structlog
 from autoscaler.core.decision import Decision, controlling_autoscalers, decide, dry_run, failed_rescale
 from autoscaler.core.events import EventReason
 from autoscaler.core.labels import SelectorSyntaxError
+from autoscaler.core.state import newest_recommendation_time
 from autoscaler.core.types import MetricFailure, MetricInput, Pod, Scale, ScaleFailure, Settings
 from autoscaler.daemon.model import Origin, Target, TargetKey, TargetOutcome, TickReport
-from autoscaler.core.state import newest_recommendation_time
 from autoscaler.daemon.persist import Memory, StateStore, memory_from_status, write_reason
 from autoscaler.kube.cache import APPS_KINDS, PodCache, WorkloadCache
 from autoscaler.kube.errors import KubeError
