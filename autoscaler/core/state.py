@@ -8,6 +8,7 @@ snapshots (docs/snapshot.md), and printed by `autoscaler replay`. `recommendatio
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime, timedelta
 from typing import Any
 
 from autoscaler.core.formats import format_time, parse_time
@@ -77,3 +78,39 @@ def behavior_state_from_json(data: Mapping[str, Any] | None) -> BehaviorState:
         scale_up_events=events(data.get("scaleUpEvents"), "scaleUpEvents"),
         scale_down_events=events(data.get("scaleDownEvents"), "scaleDownEvents"),
     )
+
+
+def newest_recommendation_time(state: BehaviorState) -> datetime | None:
+    """When the newest recommendation was recorded: for a stored state, the decision it was saved from."""
+    if not state.recommendations:
+        return None
+    return max(r.timestamp for r in state.recommendations)
+
+
+def restore_conservatively(state: BehaviorState, *, refresh_seconds: float, now: datetime) -> BehaviorState:
+    """A stored behaviour state made safe to continue from after a restart or a failover.
+
+    The daemon stores the state at once whenever the set of recorded values changes, and otherwise at most
+    `refresh_seconds` after the newest recommendation it stored (`saved_at`). So every recommendation the
+    lost process made after `saved_at` has one of the stored values and was made before
+    `min(saved_at + refresh_seconds, now)` (`until`). The newest entry of each stored value is stamped
+    `until` (never moved back): each window then holds at least the values the lost memory held (the
+    scale-down window's maximum is never lower, the scale-up window's minimum never higher), so no window is
+    ever shorter than the HPA's with full memory; it may be up to `refresh_seconds` longer. Scale events need
+    nothing: they are stored at once.
+    """
+    saved_at = newest_recommendation_time(state)
+    if saved_at is None or state.recommendations is None or refresh_seconds <= 0:
+        return state
+    until = min(saved_at + timedelta(seconds=refresh_seconds), now)
+    if until <= saved_at:
+        return state
+    newest: dict[int, int] = {}
+    for i, rec in enumerate(state.recommendations):
+        if rec.replicas not in newest or rec.timestamp >= state.recommendations[newest[rec.replicas]].timestamp:
+            newest[rec.replicas] = i
+    restamped = tuple(
+        Recommendation(rec.replicas, until) if newest[rec.replicas] == i else rec
+        for i, rec in enumerate(state.recommendations)
+    )
+    return BehaviorState(restamped, state.scale_up_events, state.scale_down_events)

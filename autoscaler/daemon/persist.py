@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 import structlog
 
 from autoscaler.core.formats import parse_time
-from autoscaler.core.state import behavior_state_from_json
+from autoscaler.core.state import behavior_state_from_json, newest_recommendation_time, restore_conservatively
 from autoscaler.core.types import BehaviorState, Condition
 
 log = structlog.get_logger(__name__)
@@ -35,7 +35,8 @@ class StateStore(Protocol):
 class Memory:
     """One target's memory between ticks: the inputs of its next decision that the last one produced.
 
-    `document` is the status document as last stored (None: never stored), to write only what changed.
+    `document` is the status document as last stored (None: never stored), to write only what changed, and
+    `saved_at` the newest recommendation time in it (the decision it was saved from; None: no recommendation).
     """
 
     state: BehaviorState = field(default_factory=BehaviorState)
@@ -44,6 +45,7 @@ class Memory:
     desired_replicas: int | None = None
     current_replicas: int | None = None
     document: Mapping[str, Any] | None = None
+    saved_at: datetime | None = None
 
 
 def _conditions(items: Any) -> tuple[Condition, ...]:
@@ -66,23 +68,99 @@ def _count(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def memory_from_status(document: Mapping[str, Any] | None, *, where: str) -> Memory:
-    """The memory a stored status document gives back; an unreadable one is logged and starts afresh.
+def memory_from_status(
+    document: Mapping[str, Any] | None, *, where: str, now: datetime | None = None, refresh_seconds: float = 0.0
+) -> Memory:
+    """The memory a stored status document gives back at `now`; an unreadable one is logged and starts afresh.
 
-    Starting afresh is what the HPA does after every restart: the target's current size is its first
-    recommendation, so nothing scales on a missing history; only the windows restart.
+    The behaviour state is restored conservatively (`core.state.restore_conservatively`): the recommendations
+    a lost process did not store (at most `refresh_seconds` of them, `write_reason`) are assumed to have been
+    any of the stored values. Starting afresh is what the HPA does after every restart: the target's current
+    size is its first recommendation, so nothing scales on a missing history; only the windows restart.
     """
     if not document:
         return Memory()
     try:
+        stored = behavior_state_from_json(document.get("behaviorState"))
+        state = stored if now is None else restore_conservatively(stored, refresh_seconds=refresh_seconds, now=now)
         return Memory(
-            state=behavior_state_from_json(document.get("behaviorState")),
+            state=state,
             conditions=_conditions(document.get("conditions")),
             last_scale_time=parse_time(document["lastScaleTime"]) if document.get("lastScaleTime") else None,
             desired_replicas=_count(document.get("desiredReplicas")),
             current_replicas=_count(document.get("currentReplicas")),
             document=document,
+            saved_at=newest_recommendation_time(stored),
         )
     except (KeyError, TypeError, ValueError, AttributeError) as err:
         log.warning("stored_status_unreadable", where=where, error=f"{type(err).__name__}: {err}")
         return Memory(document=document)
+
+
+# Status fields whose change is written at once; the others (metric values, the TARGETS text, recommendation
+# timestamps) wait for the refresh.
+_BEHAVIOR_STATE = "behaviorState"
+_LAZY = frozenset({"currentMetrics", "targets", _BEHAVIOR_STATE})
+
+
+def _without_values(metrics: Any) -> Any:
+    """currentMetrics with each metric's `current` values blanked: which metrics have a value, not the values."""
+    if not isinstance(metrics, list):
+        return metrics
+    out = []
+    for metric in metrics:
+        if not isinstance(metric, Mapping):
+            out.append(metric)
+            continue
+        shaped: dict[str, Any] = {}
+        for key, value in metric.items():
+            if isinstance(value, Mapping) and isinstance(value.get("current"), Mapping):
+                value = {**value, "current": sorted(value["current"])}
+            shaped[key] = value
+        out.append(shaped)
+    return out
+
+
+def _recorded_values(state: Any) -> frozenset[Any] | None:
+    recs = state.get("recommendations") if isinstance(state, Mapping) else None
+    if not isinstance(recs, list):
+        return None
+    return frozenset(r.get("replicas") for r in recs if isinstance(r, Mapping))
+
+
+def write_reason(
+    saved: Mapping[str, Any] | None,
+    wanted: Mapping[str, Any],
+    *,
+    saved_at: datetime | None,
+    now: datetime,
+    refresh_seconds: float,
+) -> str:
+    """Why the status document `wanted` must be stored now, given the one stored (`saved`); "" when it may wait.
+
+    At once: a first write, and any change of a field users or the HPA's semantics read (replicas, desired,
+    conditions, lastScaleTime, observedGeneration, reference, which metrics have a value, scale events, and the
+    SET of recorded recommendation values, so a recommendation not stored always has a stored value). Metric
+    values, the TARGETS text and recommendation timestamps alone wait until `refresh_seconds` after `saved_at`
+    (the newest stored recommendation); `core.state.restore_conservatively` relies on exactly this.
+    """
+    if saved is None:
+        return "first write"
+    if saved == wanted:
+        return ""
+    for key in sorted(set(saved) | set(wanted)):
+        if key not in _LAZY and saved.get(key) != wanted.get(key):
+            return f"{key} changed"
+    if _without_values(saved.get("currentMetrics")) != _without_values(wanted.get("currentMetrics")):
+        return "currentMetrics changed (a metric gained or lost its value)"
+    old, new = saved.get(_BEHAVIOR_STATE), wanted.get(_BEHAVIOR_STATE)
+    old_state = old if isinstance(old, Mapping) else {}
+    new_state = new if isinstance(new, Mapping) else {}
+    for key in ("scaleUpEvents", "scaleDownEvents"):
+        if old_state.get(key) != new_state.get(key):
+            return f"{key} changed"
+    if _recorded_values(old_state) != _recorded_values(new_state):
+        return "the recorded recommendation values changed"
+    if saved_at is None or now >= saved_at + timedelta(seconds=refresh_seconds):
+        return "refresh"
+    return ""

@@ -28,9 +28,10 @@ import structlog
 from autoscaler.core.decision import Decision, controlling_autoscalers, decide, dry_run, failed_rescale
 from autoscaler.core.events import EventReason
 from autoscaler.core.labels import SelectorSyntaxError
+from autoscaler.core.state import newest_recommendation_time
 from autoscaler.core.types import MetricFailure, MetricInput, Pod, Scale, ScaleFailure, Settings
 from autoscaler.daemon.model import Origin, Target, TargetKey, TargetOutcome, TickReport
-from autoscaler.daemon.persist import Memory, StateStore, memory_from_status
+from autoscaler.daemon.persist import Memory, StateStore, memory_from_status, write_reason
 from autoscaler.kube.cache import APPS_KINDS, PodCache, WorkloadCache
 from autoscaler.kube.errors import KubeError
 from autoscaler.kube.events import EventRecorder, InvolvedObject
@@ -107,9 +108,13 @@ class Reconciler:
         states: StateStore | None,
         write_concurrency: int = 16,
         may_write: Callable[[], bool] = lambda: True,
+        state_refresh_seconds: float = 60.0,
     ) -> None:
         if write_concurrency < 1:
             raise ValueError(f"write_concurrency must be at least 1, not {write_concurrency}")
+        if not state_refresh_seconds >= 0:
+            raise ValueError(f"state_refresh_seconds must be 0 or more, not {state_refresh_seconds}")
+        self._refresh = float(state_refresh_seconds)
         self._settings = settings
         self._reader = reader
         self._pods = pods
@@ -139,7 +144,7 @@ class Reconciler:
         started = time.monotonic()
         works = [_Work(target=t, started=started) for t in targets]
         for work in works:
-            self._guard(work, lambda w: self._restore(w, write=write))
+            self._guard(work, lambda w: self._restore(w, now=now, write=write))
         self._read_scales(works)
         self._index_selectors(works, now)
         owners: dict[str, dict[str, set[str]]] = {}
@@ -181,22 +186,24 @@ class Reconciler:
 
     # --- 1. memory ---------------------------------------------------------------------------------------
 
-    def _restore(self, work: _Work, *, write: bool) -> None:
+    def _restore(self, work: _Work, *, now: datetime, write: bool) -> None:
         memory = self._memory.get(work.key)
         if memory is None:
-            memory = self._load(work.target)
+            memory = self._load(work.target, now)
             if write:
                 self._memory[work.key] = memory
         work.memory = memory
 
-    def _load(self, target: Target) -> Memory:
+    def _load(self, target: Target, now: datetime) -> Memory:
         where = target.source or str(target.key)
         if target.origin == Origin.RESOURCE:
             stored = (target.stored or {}).get("status")
-            return memory_from_status(stored if isinstance(stored, Mapping) else None, where=where)
-        if self._states is None:
+            document = stored if isinstance(stored, Mapping) else None
+        elif self._states is None:
             return Memory()
-        return memory_from_status(self._states.load(target.key.namespace, target.key.name), where=where)
+        else:
+            document = self._states.load(target.key.namespace, target.key.name)
+        return memory_from_status(document, where=where, now=now, refresh_seconds=self._refresh)
 
     # --- 2. scales, pods, the selector index ---------------------------------------------------------------
 
@@ -446,23 +453,32 @@ class Reconciler:
         )
 
     def _write_status(self, work: _Work, now: datetime) -> None:
-        status = self._status_of(work)
+        """Store the status when `persist.write_reason` says so: at once on a change that matters, otherwise
+        at most every `state_refresh_seconds` (docs/daemon.md, "State persistence")."""
         target = work.target
+        if (self._status if target.origin == Origin.RESOURCE else self._states) is None:
+            return
+        assert work.decision is not None
+        status = self._status_of(work)
+        document = status_to_json(status, previous=work.memory.document, now=now)
+        reason = write_reason(
+            work.memory.document, document, saved_at=work.memory.saved_at, now=now, refresh_seconds=self._refresh
+        )
+        if not reason:
+            return
         try:
             if target.origin == Origin.RESOURCE:
-                if self._status is None:
-                    return
+                assert self._status is not None
                 work.wrote_status = self._status.write_status(
                     target.key.namespace, target.key.name, status, current=target.stored
                 )
-                return
-            if self._states is None:
-                return
-            document = status_to_json(status, previous=work.memory.document, now=now)
-            if document != work.memory.document:
+            else:
+                assert self._states is not None
                 self._states.save(target.key.namespace, target.key.name, document)
                 work.wrote_status = True
-            work.memory = replace(work.memory, document=document)
+            work.memory = replace(
+                work.memory, document=document, saved_at=newest_recommendation_time(work.decision.state)
+            )
         except KubeError as err:
             log.warning("status_write_failed", target=str(work.key), error=str(err))
             if not work.error:
@@ -484,6 +500,7 @@ class Reconciler:
                 else work.memory.current_replicas
             ),
             document=work.memory.document,
+            saved_at=work.memory.saved_at,
         )
 
     def _outcome(self, work: _Work, now: datetime) -> TargetOutcome:
