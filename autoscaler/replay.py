@@ -36,6 +36,7 @@ def replay_data(data: Any, *, source: str = "", api_rules: bool = True) -> dict[
         conditions=snap.conditions,
         last_scale_time=snap.last_scale_time,
         previous_desired_replicas=snap.previous_desired_replicas,
+        controllers=snap.controllers,
     )
     return decision(result, now=snap.now, name=snap.name, namespace=snap.namespace, source=source)
 

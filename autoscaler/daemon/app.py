@@ -485,6 +485,7 @@ def build(config: DaemonConfig, *, kubeconfig: str | None = None, plan: bool = F
         states=ConfigMapStateStore(kube, namespace=daemon_config.state_namespace(config)),
         write_concurrency=config.concurrency.writes,
         may_write=may_write,
+        state_refresh_seconds=config.state.refresh_seconds,
     )
     defaults = TargetDefaults(
         sync_period_seconds=float(config.sync_period_seconds),

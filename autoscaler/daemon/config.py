@@ -141,9 +141,17 @@ class LeaderElectionSettings(_Section):
 
 
 class StateSettings(_Section):
-    """Where file specs keep their behaviour state (one ConfigMap per spec)."""
+    """Where file specs keep their behaviour state (one ConfigMap per spec), and how often a steady one is stored."""
 
     namespace: str = Field(default="", description="Namespace of the state ConfigMaps; default: the Lease's.")
+    refresh_seconds: float = Field(
+        default=60.0,
+        ge=0,
+        le=3600,
+        allow_inf_nan=False,
+        description="A steady target's status and behaviour state are stored at most this often (changes that "
+        "matter are written at once; a restart restores conservatively); 0 writes every change, as the HPA does.",
+    )
 
     @field_validator("namespace")
     @classmethod

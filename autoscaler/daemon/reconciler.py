@@ -39,6 +39,7 @@ from autoscaler.kube.scale import ScaleClient
 from autoscaler.kube.status import AutoscalerStatus, StatusWriter, status_to_json
 from autoscaler.metrics import MetricRequest, MetricsError, MetricsReader, ReadContext
 from autoscaler.spec.render import format_reference, format_targets, metric_status
+from autoscaler.spec.snapshot_out import snapshot_json
 
 log = structlog.get_logger(__name__)
 
@@ -62,6 +63,7 @@ class _Work:
     target: Target
     started: float
     memory: Memory = field(default_factory=Memory)
+    inputs: Memory | None = None  # the memory the decision started from (for its snapshot)
     scale: Scale | ScaleFailure | None = None
     resource_version: str = ""  # "" when the scale came from a read without a cached version
     pods: tuple[Pod, ...] = ()
@@ -80,16 +82,29 @@ class _Work:
 
 
 def snapshot_of(work: _Work, *, settings: Settings, now: datetime) -> dict[str, Any] | None:
-    """The decision's inputs in replay's format (spec.snapshot_out.snapshot_json, when it lands: one call here)."""
-    if work.scale is None:
+    """The decision's inputs in replay's format (docs/snapshot.md): replaying it decides as this tick did.
+
+    The memory is the one the decision started from (`_Work.inputs`), the scale the last one decided on (a
+    re-read after a 409 replaces it). None when nothing was decided.
+    """
+    if work.scale is None or work.inputs is None:
         return None
-    target = work.target
-    return {
-        "name": target.key.name,
-        "namespace": target.key.namespace,
-        "now": now.isoformat(),
-        "source": target.source,
-    }
+    memory = work.inputs
+    return snapshot_json(
+        name=work.key.name,
+        namespace=work.key.namespace,
+        spec_model=work.target.autoscaler.model,
+        scale=work.scale,
+        pods=work.pods,
+        metrics=work.metrics,
+        state=memory.state,
+        settings=settings,
+        now=now,
+        conditions=memory.conditions,
+        last_scale_time=memory.last_scale_time,
+        previous_desired_replicas=memory.desired_replicas,
+        controllers=work.controllers,
+    )
 
 
 class Reconciler:
@@ -345,6 +360,7 @@ class Reconciler:
             return
         if isinstance(work.scale, ScaleFailure):
             work.metrics = [MetricFailure("not read") for _ in work.target.autoscaler.spec.metrics]
+        work.inputs = work.memory
         work.decision = self._decide_on(work, work.scale, now)
         if work.target.dry_run:
             work.decision = self._as_dry_run(work, work.decision)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
 
 from autoscaler.core import types as core
 from autoscaler.core.formats import milli_value, parse_time
@@ -198,7 +198,20 @@ class SnapshotModel(_Strict):
         description="One reading per spec metric; a spec always has one (without metrics, the default CPU metric)."
     )
     behavior_state: BehaviorStateModel = Field(default_factory=lambda: BehaviorStateModel(), alias="behaviorState")
+    controllers: list[Annotated[str, StringConstraints(min_length=1)]] = Field(
+        default_factory=list,
+        description="Every autoscaler (namespace/name) whose scale selector matches one of the target's pods, "
+        "itself included; more than one is the HPA's AmbiguousSelector.",
+    )
     comment: str | None = Field(None, description="Free text; ignored.")
+
+    @field_validator("controllers")
+    @classmethod
+    def _once(cls, value: list[str]) -> list[str]:
+        seen = {name for name in value if value.count(name) > 1}
+        if seen:
+            raise ValueError(f"{sorted(seen)[0]!r} is listed more than once")
+        return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,6 +230,7 @@ class Snapshot:
     conditions: tuple[core.Condition, ...]
     last_scale_time: datetime | None
     previous_desired_replicas: int | None
+    controllers: tuple[str, ...] = ()
 
 
 def _raw_spec(data: dict[str, Any]) -> Any:
@@ -287,6 +301,7 @@ def load_snapshot(data: Any, *, source: str = "", api_rules: bool = True) -> Sna
         ),
         last_scale_time=parse_time(status.last_scale_time) if status.last_scale_time else None,
         previous_desired_replicas=status.desired_replicas,
+        controllers=tuple(model.controllers),
     )
 
 

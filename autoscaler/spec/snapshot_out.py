@@ -45,9 +45,10 @@ def snapshot_json(
     conditions: Sequence[core.Condition] = (),
     last_scale_time: datetime | None = None,
     previous_desired_replicas: int | None = None,
+    controllers: Sequence[str] = (),
 ) -> dict[str, Any]:
     """One decision's inputs as a snapshot `load_snapshot` reads back into the same values."""
-    return {
+    snapshot: dict[str, Any] = {
         "apiVersion": SNAPSHOT_API_VERSION,
         "kind": SNAPSHOT_KIND,
         "now": format_time(now),
@@ -62,6 +63,9 @@ def snapshot_json(
         "metrics": [_metric(reading, index=i) for i, reading in enumerate(metrics)],
         "behaviorState": behavior_state_to_json(state),
     }
+    if controllers:
+        snapshot["controllers"] = list(controllers)
+    return snapshot
 
 
 def _quantities(values: Mapping[str, int]) -> dict[str, str]:

@@ -292,3 +292,47 @@ def test_a_tick_costs_no_read_per_target(kube: KubeClient, setup: Setup, server:
     assert [c for c in calls if c.verb in ("get", "list") and c.resource in ("deployments", "pods")] == []
     # Steady targets: only the recommendations' timestamps moved, which waits for the refresh: no write at all.
     assert calls == []
+
+
+def test_every_outcome_snapshot_replays_to_the_decision_made(
+    kube: KubeClient, setup: Setup, server: Any, prom: FakePrometheus
+) -> None:
+    """The flight recorder's input: each tick's snapshot, replayed, decides what the tick decided."""
+    from autoscaler.replay import replay_data
+
+    _web(setup)
+    with daemon(kube, reader_for(prom)) as d:
+        d.wait_replicas("web", 4)
+        checked = 0
+        for seconds, value in ((0, 800), (15, 800), (30, 100), (200, 100), (316, 100), (330, 100)):
+            prom.values[query_for("web")] = value
+            (outcome,) = d.reconciler.reconcile(
+                [resource_target(setup, "web")], now=T0 + timedelta(seconds=seconds)
+            ).outcomes
+            assert outcome.decision is not None and outcome.snapshot is not None, seconds
+            replayed = replay_data(outcome.snapshot)
+            assert replayed["desiredReplicas"] == outcome.decision.desired_replicas, seconds
+            assert replayed["rescale"] == outcome.decision.rescale, seconds
+            assert [c["reason"] for c in replayed["conditions"]] == [c.reason for c in outcome.decision.conditions]
+            checked += 1
+        assert checked == 6
+
+
+def test_an_ambiguous_decision_replays_from_its_snapshot(
+    kube: KubeClient, setup: Setup, server: Any, prom: FakePrometheus
+) -> None:
+    """The snapshot carries the selector index's answer (`controllers`), so replay refuses the target too."""
+    from autoscaler.replay import replay_data
+
+    setup.workload("deployments", "web", replicas=2)
+    setup.post(PAS, spec_doc("a", target="web"))
+    setup.post(PAS, spec_doc("b", target="web"))
+    with daemon(kube, reader_for(prom)) as d:
+        d.wait_replicas("web", 2)
+        report = d.reconciler.reconcile([resource_target(setup, "a"), resource_target(setup, "b")], now=T0)
+        for outcome in report.outcomes:
+            assert outcome.snapshot is not None
+            assert outcome.snapshot["controllers"] == [f"{NS}/a", f"{NS}/b"]
+            replayed = replay_data(outcome.snapshot)
+            reasons = {c["type"]: c["reason"] for c in replayed["conditions"]}
+            assert reasons["ScalingActive"] == "AmbiguousSelector"
