@@ -11,11 +11,12 @@ An instant query answers at the time it was asked: `check_answer_time` refuses a
 from __future__ import annotations
 
 import decimal
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from autoscaler.metrics.context import Answer, Series
+from autoscaler.metrics.context import Answer, Series, SeriesTable
 from autoscaler.metrics.errors import BadResponseError, NoDataError, StaleDataError
 from autoscaler.metrics.promql import TIMESTAMP_MARKER, TIMESTAMP_MARKER_VALUE
 
@@ -27,9 +28,53 @@ MAX_MILLI = 2**63 - 1
 _STAMP_TOLERANCE_SECONDS = 0.001
 
 
+# A finite decimal number, as Prometheus writes one (Go's 'f' or 'e' format): read with integers, exactly.
+_DECIMAL = re.compile(r"([+-]?)([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]{1,4}))?")
+# Digits before the point up to which a value's milli-units surely fit an int64 (below 10**15, its
+# milli-units are below 10**18 < 2**63 - 1); larger values go through `Decimal`, which checks the bound.
+_MAX_INTEGER_DIGITS = 15
+
+
 def to_milli(value: str) -> int:
     """Prometheus's text of a float as milli-units; `NoDataError` for NaN and infinities, `BadResponseError`
     for text that is no number and for a value whose milli-units do not fit an int64."""
+    milli = _exact_milli(value)
+    return milli if milli is not None else _decimal_milli(value)
+
+
+def _exact_milli(value: str) -> int | None:
+    """`to_milli` of a plain finite decimal with integers only (no `Decimal`), or None for anything else
+    (NaN, infinities, text that is no number, a value near or past the int64 bound): `_decimal_milli` reads
+    those. Rounds as it does: half to even at nano-units, then up, away from zero, to milli-units."""
+    found = _DECIMAL.fullmatch(value)
+    if found is None:
+        return None
+    sign, whole, fraction, exponent = found.groups()
+    fraction = fraction or ""
+    digits = (whole + fraction).lstrip("0")
+    if not whole and not fraction:
+        return None
+    if not digits:
+        return 0
+    shift = (int(exponent) if exponent else 0) - len(fraction)  # the value is int(digits) * 10**shift
+    if len(digits) + shift > _MAX_INTEGER_DIGITS:
+        return None
+    scaled = shift + 9  # nano-units = int(digits) * 10**scaled
+    if scaled >= 0:
+        nanos: int = int(digits) * 10**scaled
+    else:
+        if len(digits) + scaled < -1:  # below half a nano-unit: rounds to zero
+            return 0
+        nanos, rest = divmod(int(digits), 10**-scaled)
+        half = 5 * 10 ** (-scaled - 1)
+        if rest > half or (rest == half and nanos % 2):
+            nanos += 1
+    milli = -(-nanos // 1_000_000)  # up, away from zero (the sign comes back below)
+    return -milli if sign == "-" else milli
+
+
+def _decimal_milli(value: str) -> int:
+    """`to_milli` through `Decimal`: every text Python's `Decimal` reads, and every error."""
     try:
         number = decimal.Decimal(value.strip())
     except decimal.InvalidOperation as err:
@@ -105,19 +150,52 @@ def split_answer(answer: Answer, grouping: Sequence[str]) -> SplitAnswer:
     return answer.memo(("split", tuple(grouping)), lambda: _split(answer, grouping))
 
 
-def by_label(answer: Answer, grouping: Sequence[str], label: str) -> dict[str, list[Series]]:
-    """The value series indexed by one label's value (once per answer): each target then looks up only its
-    own pods instead of walking its namespace's whole answer."""
+@dataclass(frozen=True, slots=True)
+class PodIndex:
+    """One answer's value series by pod (row numbers into its table), and its marker series by group: built
+    once per answer and grouping, shared by every target of the namespace; no value is parsed here."""
 
-    def index() -> dict[str, list[Series]]:
-        found: dict[str, list[Series]] = {}
-        for series in split_answer(answer, grouping).values:
-            value = series.labels.get(label)
-            if value is not None:
-                found.setdefault(value, []).append(series)
-        return found
+    table: SeriesTable
+    grouping: tuple[str, ...]
+    rows: dict[str, list[int]]
+    markers: dict[tuple[str, ...], int]
+    # Per distinct label-name tuple (by identity: the table shares them) and label, the label's position.
+    _positions: dict[tuple[int, str], int]
 
-    return answer.memo(("by_label", tuple(grouping), label), index)
+    def label(self, row: int, name: str) -> str | None:
+        """Series `row`'s value of label `name`, or None when it has no such label."""
+        names = self.table.names[row]
+        key = (id(names), name)
+        position = self._positions.get(key)
+        if position is None:
+            position = self._positions[key] = names.index(name) if name in names else -1
+        return self.table.labels[row][position] if position >= 0 else None
+
+    def group(self, row: int) -> tuple[str, ...]:
+        """The values of the grouping labels of series `row` ("" for a missing one)."""
+        return tuple(self.label(row, name) or "" for name in self.grouping)
+
+
+def pod_index(answer: Answer, grouping: Sequence[str], pod_label: str) -> PodIndex:
+    """The answer's value series indexed by the `pod_label` value, and its markers by group (once per
+    answer): each target then looks up only its own pods instead of walking its namespace's answer."""
+
+    def build() -> PodIndex:
+        index = PodIndex(answer.table, tuple(grouping), {}, {}, {})
+        rows, markers = index.rows, index.markers
+        for row in range(len(index.table)):
+            if index.label(row, TIMESTAMP_MARKER) == TIMESTAMP_MARKER_VALUE:
+                key = index.group(row)
+                if key in markers:
+                    raise BadResponseError(f"two sample-time series for the group {key!r}")
+                markers[key] = row
+                continue
+            pod = index.label(row, pod_label)
+            if pod is not None:
+                rows.setdefault(pod, []).append(row)
+        return index
+
+    return answer.memo(("pod_index", tuple(grouping), pod_label), build)
 
 
 def _split(answer: Answer, grouping: Sequence[str]) -> SplitAnswer:
@@ -147,14 +225,23 @@ def utc(seconds: float) -> datetime:
 def marker_time(marker: Series, *, asked: datetime, staleness_seconds: float) -> float:
     """The sample time a marker series carries (`timestamp()` of the freshness selector), checked: stamped
     with the time asked, and a finite time no later than it (a sample cannot come from the future)."""
-    check_answer_time(marker.timestamp, asked=asked, staleness_seconds=staleness_seconds, what="a sample-time series")
-    try:
-        number = decimal.Decimal(marker.value)
-    except decimal.InvalidOperation as err:
-        raise BadResponseError(f"a sample time {marker.value[:40]!r} is not a number") from err
-    if not number.is_finite():
-        raise BadResponseError(f"a sample time is {marker.value}; timestamp() gives a time")
-    seconds = float(number)
+    return marker_seconds(marker.value, marker.timestamp, asked=asked, staleness_seconds=staleness_seconds)
+
+
+def marker_seconds(value: str, stamp: float, *, asked: datetime, staleness_seconds: float) -> float:
+    """`marker_time` of a marker's value text and stamp."""
+    check_answer_time(stamp, asked=asked, staleness_seconds=staleness_seconds, what="a sample-time series")
+    plain = _DECIMAL.fullmatch(value)
+    if plain is not None and (plain[2] or plain[3]):
+        seconds = float(value)  # correctly rounded, as float(Decimal(value)) is
+    else:
+        try:
+            number = decimal.Decimal(value)
+        except decimal.InvalidOperation as err:
+            raise BadResponseError(f"a sample time {value[:40]!r} is not a number") from err
+        if not number.is_finite():
+            raise BadResponseError(f"a sample time is {value}; timestamp() gives a time")
+        seconds = float(number)
     if seconds > asked.timestamp() + _STAMP_TOLERANCE_SECONDS:
         raise BadResponseError(f"a sample time is {seconds - asked.timestamp():.3f} s after the time asked")
     return seconds

@@ -4,8 +4,9 @@ the planned query (`Query`, `Answer`). Plain frozen dataclasses, no behaviour be
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping
-from dataclasses import dataclass, field
+from array import array
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar, cast
 
@@ -80,14 +81,70 @@ class Series:
 
 
 @dataclass(frozen=True, slots=True)
-class Answer:
-    """A successful instant-query answer: the result type and its series (a scalar is one unlabeled one)."""
+class SeriesTable:
+    """An answer's series in columns: per series the names of its labels (one shared tuple per distinct
+    label set), their values in that order, its value text and its time. A wire answer is kept in this form
+    only (about a fifth of the memory of one dict and one `Series` per series)."""
 
-    result_type: str  # vector | scalar | matrix | string
-    series: tuple[Series, ...]
-    # Indexes derived from the series, computed once per answer and shared by every metric that reads it
-    # (a namespace's answer serves all its targets: re-walking it per target would be quadratic).
-    _memo: dict[Hashable, Any] = field(default_factory=dict, compare=False, repr=False)
+    names: list[tuple[str, ...]]
+    labels: list[tuple[str, ...]]
+    values: list[str]
+    stamps: array[float]
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    @classmethod
+    def of(cls, series: Sequence[Series]) -> SeriesTable:
+        """The table of some `Series`."""
+        shared: dict[tuple[str, ...], tuple[str, ...]] = {}
+        names, labels = [], []
+        for one in series:
+            keys = tuple(one.labels)
+            names.append(shared.setdefault(keys, keys))
+            labels.append(tuple(one.labels.values()))
+        return cls(names, labels, [one.value for one in series], array("d", (one.timestamp for one in series)))
+
+    def series(self, row: int) -> Series:
+        """Row `row` as a `Series`."""
+        return Series(dict(zip(self.names[row], self.labels[row], strict=True)), self.values[row], self.stamps[row])
+
+
+class Answer:
+    """A successful instant-query answer: the result type and its series (a scalar is one unlabeled one).
+
+    Built from `Series`, or from a `SeriesTable` (the wire reader's form), whose `series` are then made on
+    first use. Indexes derived from an answer are computed once (`memo`) and shared by every metric that
+    reads it (a namespace's answer serves all its targets: re-walking it per target would be quadratic).
+    """
+
+    __slots__ = ("_memo", "_series", "result_type", "table")
+
+    def __init__(self, result_type: str, series: Sequence[Series] | None = None, *, table: SeriesTable | None = None):
+        if (series is None) == (table is None):
+            raise TypeError("Answer takes either series or a table")
+        self.result_type = result_type  # vector | scalar | matrix | string
+        self._series = tuple(series) if series is not None else None
+        self.table: SeriesTable = table if table is not None else SeriesTable.of(self._series or ())
+        self._memo: dict[Hashable, Any] = {}
+
+    @property
+    def series(self) -> tuple[Series, ...]:
+        """Every series, in the answer's order."""
+        if self._series is None:
+            table = self.table
+            self._series = tuple(table.series(row) for row in range(len(table)))
+        return self._series
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Answer):
+            return NotImplemented
+        return (self.result_type, self.series) == (other.result_type, other.series)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Answer(result_type={self.result_type!r}, series={len(self.table)} series)"
 
     def memo(self, key: Hashable, compute: Callable[[], _T]) -> _T:
         """`compute()`, once per answer and key. Not thread-safe: answers are read on one thread."""

@@ -26,13 +26,15 @@ from autoscaler.core.types import (
 )
 from autoscaler.metrics import promql
 from autoscaler.metrics.answers import (
-    by_label,
+    PodIndex,
     check_answer_time,
     check_milli_total,
     check_result_type,
     group_key,
+    marker_seconds,
     marker_time,
     no_data,
+    pod_index,
     split_answer,
     to_milli,
     utc,
@@ -176,34 +178,46 @@ class _PerPodSource(PrometheusSource):
         own = [promql.matcher(binding.namespace_label, "=", request.context.namespace)]
         return own + promql.selector_matchers(request.spec.metric_selector)
 
-    def per_pod(self, request: MetricRequest, plan: QueryPlan, answer: Answer) -> dict[str, list[tuple[Series, float]]]:
-        """The target's pods' series with their sample times; stale pods dropped (they read as missing, which
-        the HPA treats conservatively); `StaleDataError` when every pod is stale."""
+    def per_pod(
+        self, request: MetricRequest, plan: QueryPlan, answer: Answer
+    ) -> tuple[PodIndex, dict[str, list[tuple[int, float]]]]:
+        """The target's pods' series (rows of the answer's table) with their sample times; stale pods dropped
+        (they read as missing, which the HPA treats conservatively); `StaleDataError` when every pod is stale."""
         check_result_type(answer, "vector")
         binding = request.binding or _NO_BINDING
         context = request.context
-        split = split_answer(answer, plan.grouping)
-        index = by_label(answer, plan.grouping, binding.pod_label)
-        found: dict[str, list[tuple[Series, float]]] = {}
+        index = pod_index(answer, plan.grouping, binding.pod_label)
+        table = index.table
+        asked, staleness = plan.query.time, plan.staleness_seconds
+        found: dict[str, list[tuple[int, float]]] = {}
         stale: StaleDataError | None = None
         names = dict.fromkeys(pod.name for pod in context.pods)  # each pod once, in order
-        for series in (series for name in names for series in index.get(name, ())):
-            namespace = series.labels.get(binding.namespace_label)
-            pod = series.labels[binding.pod_label]
-            if namespace is not None and namespace != context.namespace:
-                continue
-            # A stamp that is not the time asked fails the whole metric (raised here); a sample time past the
-            # staleness budget only drops its pod.
-            sample_time = self.sample_time(plan, split.markers, series)
-            try:
-                self.check_fresh(plan, context.now, sample_time)
-            except StaleDataError as err:
-                stale = err
-                continue
-            found.setdefault(pod, []).append((series, sample_time))
+        for pod in names:
+            for row in index.rows.get(pod, ()):
+                namespace = index.label(row, binding.namespace_label)
+                if namespace is not None and namespace != context.namespace:
+                    continue
+                # A stamp that is not the time asked fails the whole metric (raised here); a sample time past
+                # the staleness budget only drops its pod. Both the value's own stamp and its marker's must be
+                # the time asked (see `sample_time`).
+                stamp = table.stamps[row]
+                check_answer_time(stamp, asked=asked, staleness_seconds=staleness)
+                sample_time = stamp
+                if plan.has_timestamps:
+                    marker = index.markers.get(index.group(row))
+                    if marker is not None:
+                        sample_time = marker_seconds(
+                            table.values[marker], table.stamps[marker], asked=asked, staleness_seconds=staleness
+                        )
+                try:
+                    self.check_fresh(plan, context.now, sample_time)
+                except StaleDataError as err:
+                    stale = err
+                    continue
+                found.setdefault(pod, []).append((row, sample_time))
         if not found and stale is not None:
             raise stale
-        return found
+        return index, found
 
 
 class ResourceSource(_PerPodSource):
@@ -230,7 +244,7 @@ class ResourceSource(_PerPodSource):
     def parse(self, request: MetricRequest, plan: QueryPlan, answer: Answer) -> Reading:
         binding = request.binding or _NO_BINDING
         resource = request.spec.resource_name
-        found = self.per_pod(request, plan, answer)
+        index, found = self.per_pod(request, plan, answer)
         if not found:
             if not binding.empty_as_zero:
                 raise no_data("the query returned no series for the target's pods")
@@ -249,14 +263,14 @@ class ResourceSource(_PerPodSource):
         pods = []
         for pod, items in sorted(found.items()):
             containers: dict[str, int] = {}
-            for series, _ in items:
-                container = series.labels.get(binding.container_label, "")
+            for row, _ in items:
+                container = index.label(row, binding.container_label) or ""
                 if container in containers:
                     raise PermanentError(
                         f"two series for pod {pod!r} container {container!r}; aggregate by pod and container",
                         error_type="too_many_series",
                     )
-                containers[container] = to_milli(series.value)
+                containers[container] = to_milli(index.table.values[row])
             oldest = min(sample_time for _, sample_time in items)
             usage = tuple(ContainerUsage(name, {resource: value}) for name, value in sorted(containers.items()))
             pods.append(PodUsage(pod, utc(oldest), plan.window_seconds, usage))
@@ -281,7 +295,7 @@ class PodsSource(_PerPodSource):
 
     def parse(self, request: MetricRequest, plan: QueryPlan, answer: Answer) -> Reading:
         binding = request.binding or _NO_BINDING
-        found = self.per_pod(request, plan, answer)
+        index, found = self.per_pod(request, plan, answer)
         if not found:
             if not binding.empty_as_zero:
                 raise no_data("the query returned no series for the target's pods")
@@ -294,8 +308,8 @@ class PodsSource(_PerPodSource):
                     f"{len(pairs)} series for pod {pod!r}; aggregate by namespace and pod",
                     error_type="too_many_series",
                 )
-            series, sample_time = pairs[0]
-            items.append(PodValue(pod, to_milli(series.value), utc(sample_time), plan.window_seconds))
+            row, sample_time = pairs[0]
+            items.append(PodValue(pod, to_milli(index.table.values[row]), utc(sample_time), plan.window_seconds))
         return PodsReading(tuple(items))
 
 

@@ -14,10 +14,11 @@ from __future__ import annotations
 import json
 import math
 import re
+from array import array
 from collections.abc import Callable
 from typing import Any
 
-from autoscaler.metrics.context import Answer, Series
+from autoscaler.metrics.context import Answer, Series, SeriesTable
 from autoscaler.metrics.errors import BadResponseError, PermanentError
 
 # Go's strconv.FormatFloat(v, 'f'|'e', -1, 64) output, as Prometheus writes sample values, plus its names
@@ -85,7 +86,7 @@ class _Reader:
             raise BadResponseError(f"data.result is missing from a {result_type} answer")
         result = data["result"]
         if result_type == "vector":
-            return Answer(result_type="vector", series=self.vector(result))
+            return Answer("vector", table=self.vector(result))
         if result_type == "scalar":
             time, value = self.sample(result, "data.result", text=False)
             return Answer(result_type="scalar", series=(Series({}, value, time),))
@@ -119,27 +120,64 @@ class _Reader:
         except ValueError as err:  # e.g. an integer literal longer than Python converts
             raise BadResponseError(f"the answer's JSON cannot be read ({type(err).__name__})") from None
 
-    def vector(self, result: Any) -> tuple[Series, ...]:
+    def vector(self, result: Any) -> SeriesTable:
+        """The series of a vector, checked one by one, into columns; the document's containers are dropped.
+        The common case is checked inline; anything unusual goes through `series` for its exact message."""
         if not isinstance(result, list):
             raise BadResponseError(f"data.result of a vector answer is {self.show(result)}, not a list")
-        series = []
+        shared: dict[tuple[str, ...], tuple[str, ...]] = {}
+        # Label values repeat across series (a namespace, a container; a pod in its value and its sample-time
+        # series): one string object each per answer.
+        strings: dict[str, str] = {}
+        names: list[tuple[str, ...]] = []
+        labels: list[tuple[str, ...]] = []
+        values: list[str] = []
+        stamps = array("d")
+        match = _SAMPLE_VALUE.match
         for index, item in enumerate(result):
-            path = f"data.result[{index}]"
-            if not isinstance(item, dict):
-                raise BadResponseError(f"{path} is {self.show(item)}, not a series object")
-            labels = item.get("metric")
-            if not isinstance(labels, dict):
-                missing = "missing" if "metric" not in item else self.show(labels)
-                raise BadResponseError(f"{path}.metric is {missing}, not a label set")
-            for name, value in labels.items():
-                if not isinstance(value, str):
-                    raise BadResponseError(f"{path}.metric[{self.text(name, 40)}] is {self.show(value)}, not a string")
-            if "value" not in item:
-                what = "a native histogram" if "histogram" in item else "no value"
-                raise BadResponseError(f"{path} holds {what}, not a float sample")
-            time, value = self.sample(item["value"], f"{path}.value", text=False)
-            series.append(Series(labels, value, time))
-        return tuple(series)
+            if type(item) is dict and len(item) == 2:
+                metric, pair = item.get("metric"), item.get("value")
+                if (
+                    type(metric) is dict
+                    and type(pair) is list
+                    and len(pair) == 2
+                    and type(pair[0]) is float
+                    and math.isfinite(pair[0])
+                    and type(pair[1]) is str
+                    and match(pair[1])
+                    and all(type(value) is str for value in metric.values())
+                ):
+                    row = tuple(strings.setdefault(value, value) for value in metric.values())
+                    keys = tuple(metric)
+                    names.append(shared.setdefault(keys, keys))
+                    labels.append(row)
+                    values.append(pair[1])
+                    stamps.append(pair[0])
+                    continue
+            keys_seen, row, time, value = self.series(item, f"data.result[{index}]")
+            keys = tuple(strings.setdefault(key, key) for key in keys_seen)
+            names.append(shared.setdefault(keys, keys))
+            labels.append(tuple(strings.setdefault(label, label) for label in row))
+            values.append(value)
+            stamps.append(time)
+        return SeriesTable(names, labels, values, stamps)
+
+    def series(self, item: Any, path: str) -> tuple[tuple[str, ...], tuple[str, ...], float, str]:
+        """One series object, checked: its label names and values, time and value text."""
+        if not isinstance(item, dict):
+            raise BadResponseError(f"{path} is {self.show(item)}, not a series object")
+        labels = item.get("metric")
+        if not isinstance(labels, dict):
+            missing = "missing" if "metric" not in item else self.show(labels)
+            raise BadResponseError(f"{path}.metric is {missing}, not a label set")
+        for name, value in labels.items():
+            if not isinstance(value, str):
+                raise BadResponseError(f"{path}.metric[{self.text(name, 40)}] is {self.show(value)}, not a string")
+        if "value" not in item:
+            what = "a native histogram" if "histogram" in item else "no value"
+            raise BadResponseError(f"{path} holds {what}, not a float sample")
+        time, value = self.sample(item["value"], f"{path}.value", text=False)
+        return tuple(labels), tuple(labels.values()), time, value
 
     def sample(self, pair: Any, path: str, *, text: bool) -> tuple[float, str]:
         """`[time, "value"]`: a finite number of seconds and a string (a sample value's text unless `text`)."""

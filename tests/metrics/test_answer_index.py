@@ -1,0 +1,242 @@
+"""The compact answer (a column table read off the wire, a per-answer pod index, integer milli-units) reads
+exactly what the plain path reads: one `Series` per series, each target walking its own, `Decimal` for
+every number. The plain path is written out here as the reference."""
+
+from __future__ import annotations
+
+import decimal
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from autoscaler.core.types import MetricSourceType, PodsReading, ResourceReading
+from autoscaler.metrics import MetricsError, MetricsSettings, Series, SourceRegistry
+from autoscaler.metrics.answers import _decimal_milli, to_milli
+from autoscaler.metrics.context import Answer
+from autoscaler.metrics.errors import StaleDataError
+from autoscaler.metrics.promql import TIMESTAMP_MARKER, TIMESTAMP_MARKER_VALUE
+from autoscaler.metrics.wire import _SAMPLE_VALUE, read_answer
+from tests.metrics.helpers import context, pod, request, spec
+
+NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+T = NOW.timestamp()
+SETTINGS = MetricsSettings.model_validate({"servers": {"main": {"url": "http://127.0.0.1:9"}}})
+PODS = ("p0", "p1", "p2", "p3")  # the target's pods; "x0" and "x1" belong to another target
+
+
+def _outcome(call: Any) -> Any:
+    try:
+        return call()
+    except MetricsError as err:
+        return (type(err).__name__, err.message)
+
+
+# -- numbers ------------------------------------------------------------------------------------------------
+
+_digits = st.text("0123456789", min_size=0, max_size=25)
+_decimal_text = st.builds(
+    lambda sign, whole, fraction, point, exponent: f"{sign}{whole}{'.' if point else ''}{fraction}{exponent}",
+    st.sampled_from(["", "-", "+"]),
+    _digits,
+    _digits,
+    st.booleans(),
+    st.one_of(st.just(""), st.integers(-40, 40).map(lambda e: f"e{e:+d}"), st.integers(0, 30).map(lambda e: f"E{e}")),
+)
+_float_text = st.floats(allow_nan=True, allow_infinity=True).flatmap(
+    lambda x: st.sampled_from([repr(x), f"{x:.17g}", f"{x:e}", f"{x:f}", str(x).replace("inf", "Inf")])
+)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.one_of(_decimal_text, _float_text, st.sampled_from(["NaN", "+Inf", "-Inf", ".", "e5", " 1", "1_0"])))
+def test_integer_milli_units_equal_decimal_ones(text: str) -> None:
+    """`to_milli` (integers for plain decimals) gives what `Decimal` gives, value or error, for any text."""
+    assert _outcome(lambda: to_milli(text)) == _outcome(lambda: _decimal_milli(text))
+
+
+@pytest.mark.parametrize(
+    ("text", "milli"),
+    [
+        pytest.param("0.0000000005", 0, id="half a nano-unit rounds to even (zero)"),
+        pytest.param("0.0000000015", 1, id="one and a half nano-units round to two, then up"),
+        pytest.param("0.000001", 1, id="a micro-unit rounds up to a milli-unit"),
+        pytest.param("-0.000001", -1, id="and away from zero when negative"),
+        pytest.param("999999999999999.999", 999_999_999_999_999_999, id="the last value read with integers"),
+        pytest.param("1e15", 10**18, id="the first value read through Decimal"),
+    ],
+)
+def test_milli_unit_rounding_edges(text: str, milli: int) -> None:
+    assert to_milli(text) == milli == _decimal_milli(text)
+
+
+# -- the wire's table ---------------------------------------------------------------------------------------
+
+_label_value = st.sampled_from(["", "a", "ns", "app", "p0", "é", "x y"])
+_series_json = st.fixed_dictionaries(
+    {
+        "metric": st.dictionaries(st.sampled_from(["namespace", "pod", "container", "le"]), _label_value),
+        "value": st.tuples(
+            st.one_of(st.just(T), st.just(int(T)), st.floats(0, 2e9)), st.sampled_from(["1", "0.5", "NaN", "-Inf"])
+        ).map(list),
+    }
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_series_json, max_size=12))
+def test_the_table_holds_every_series_as_sent(result: list[dict[str, Any]]) -> None:
+    answer = read_answer(json.dumps({"status": "success", "data": {"resultType": "vector", "result": result}}).encode())
+    expected = tuple(Series(item["metric"], item["value"][1], float(item["value"][0])) for item in result)
+    assert answer.series == expected
+    assert answer == Answer("vector", expected)
+    assert len(answer.table) == len(result)
+
+
+# -- per-pod readings ---------------------------------------------------------------------------------------
+
+
+def _reference(kind: str, pods: tuple[str, ...], series: list[Series], *, staleness: float) -> Any:
+    """What the plain path reads: per target pod, its series of the namespace, their stamps and markers."""
+    grouping = ("namespace", "pod", "container") if kind == "resource" else ("namespace", "pod")
+    markers: dict[tuple[str, ...], Series] = {}
+    values = []
+    for one in series:
+        if one.labels.get(TIMESTAMP_MARKER) == TIMESTAMP_MARKER_VALUE:
+            key = tuple(one.labels.get(label, "") for label in grouping)
+            if key in markers:
+                return ("BadResponseError", f"two sample-time series for the group {key!r}")
+            markers[key] = one
+        else:
+            values.append(one)
+    found: dict[str, list[tuple[Series, float]]] = {}
+    stale = None
+    for name in pods:
+        for one in values:
+            if one.labels.get("pod") != name or one.labels.get("namespace", "ns") != "ns":
+                continue
+            if abs(one.timestamp - T) > 0.001:
+                return ("stamp", None)
+            seconds = one.timestamp
+            marker = markers.get(tuple(one.labels.get(label, "") for label in grouping))
+            if marker is not None:
+                if abs(marker.timestamp - T) > 0.001:
+                    return ("stamp", None)
+                seconds = float(decimal.Decimal(marker.value))
+            if T - seconds > staleness:
+                stale = True
+                continue
+            found.setdefault(name, []).append((one, seconds))
+    if not found:
+        return ("StaleDataError", None) if stale else ("NoDataError", None)
+    out = []
+    for name, items in sorted(found.items()):
+        if kind == "pods":
+            if len(items) > 1:
+                return ("PermanentError", None)
+            text = items[0][0].value
+            milli = _outcome(lambda: _decimal_milli(text))  # noqa: B023
+            if isinstance(milli, tuple):
+                return milli
+            out.append((name, milli, min(s for _, s in items)))
+        else:
+            containers: dict[str, Any] = {}
+            for one, _ in items:
+                container = one.labels.get("container", "")
+                if container in containers:
+                    return ("PermanentError", None)
+                milli = _outcome(lambda: _decimal_milli(one.value))  # noqa: B023
+                if isinstance(milli, tuple):
+                    return milli
+                containers[container] = milli
+            out.append((name, sorted(containers.items()), min(s for _, s in items)))
+    return out
+
+
+def _read(kind: str, answer: Answer) -> Any:
+    """The reading the built-in source makes, in the reference's shape."""
+    cpu, pods = spec(MetricSourceType.RESOURCE, resource="cpu"), spec(MetricSourceType.PODS, metric="m")
+    metric = cpu if kind == "resource" else pods
+    req = request(metric, context("ns", NOW, *(pod(name, "app", "side") for name in PODS)))
+    source = SourceRegistry.builtin().for_request(req)
+    plan = source.plan(req, settings=SETTINGS)
+    try:
+        reading = source.parse(req, plan, answer)
+    except StaleDataError as err:
+        return ("stamp", None) if "stamped" in err.message else ("StaleDataError", None)
+    except MetricsError as err:
+        if "stamped" in err.message:
+            return ("stamp", None)
+        return (type(err).__name__, err.message if type(err).__name__ == "BadResponseError" else None)
+    if isinstance(reading, PodsReading):
+        return [(p.pod, p.value, p.timestamp.timestamp()) for p in reading.items]
+    assert isinstance(reading, ResourceReading)
+    return [
+        (p.pod, sorted((c.name, c.usage["cpu"]) for c in p.containers), p.timestamp.timestamp()) for p in reading.pods
+    ]
+
+
+_pod_series = st.fixed_dictionaries(
+    {
+        "pod": st.sampled_from([*PODS, "x0", "x1"]),
+        "namespace": st.sampled_from(["ns", "ns", "ns", "other", None]),
+        "container": st.sampled_from(["app", "side", None]),
+        "marker": st.booleans(),
+        "age": st.sampled_from([0, 0, 30, 600]),
+        "stamp": st.sampled_from([0.0, 0.0, 0.0, 0.0, -0.5]),
+        "value": st.one_of(
+            _decimal_text.filter(lambda t: _SAMPLE_VALUE.match(t) is not None), st.sampled_from(["NaN", "+Inf"])
+        ),
+    }
+)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(["pods", "resource"]), st.lists(_pod_series, max_size=14))
+def test_readings_from_the_index_equal_the_plain_path(kind: str, items: list[dict[str, Any]]) -> None:
+    result = []
+    for item in items:
+        labels = {"namespace": item["namespace"], "pod": item["pod"], "container": item["container"]}
+        if kind == "pods":
+            labels.pop("container")
+        labels = {name: value for name, value in labels.items() if value is not None}
+        stamp = T + item["stamp"]
+        if item["marker"]:
+            labels[TIMESTAMP_MARKER] = TIMESTAMP_MARKER_VALUE
+            result.append({"metric": labels, "value": [stamp, f"{T - item['age']:.3f}"]})
+        else:
+            result.append({"metric": labels, "value": [stamp, item["value"]]})
+    body = json.dumps({"status": "success", "data": {"resultType": "vector", "result": result}}).encode()
+    answer = read_answer(body)
+    series = [Series(one["metric"], one["value"][1], one["value"][0]) for one in result]
+    staleness = SETTINGS.staleness_budget_seconds(15.0)
+    expected = _reference(kind, PODS, series, staleness=staleness)
+    got = _read(kind, answer)
+    if isinstance(expected, tuple):
+        assert got[0] == expected[0] and (got[1] is None or got[1] == expected[1])
+    else:
+        assert got == expected
+    # The same answer read again (the index is shared by every target of the namespace) reads the same.
+    assert _read(kind, answer) == got
+    assert _read(kind, Answer("vector", answer.series)) == got
+
+
+def test_the_index_is_built_once_per_answer() -> None:
+    body = json.dumps(
+        {
+            "status": "success",
+            "data": {
+                "resultType": "vector",
+                "result": [{"metric": {"namespace": "ns", "pod": "p0"}, "value": [T, "2"]}],
+            },
+        }
+    ).encode()
+    answer = read_answer(body)
+    _read("pods", answer)
+    first = dict(answer._memo)
+    _read("pods", answer)
+    assert len(first) == 1 and all(answer._memo[key] is value for key, value in first.items())
+    assert answer._series is None  # the built-in sources never make `Series` of a wire answer
