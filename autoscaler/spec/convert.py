@@ -28,11 +28,10 @@ import yaml
 
 from autoscaler.core.formats import QuantityError, milli_value
 from autoscaler.spec.errors import Problem, SpecError
-from autoscaler.spec.files import AliasError, read_text
+from autoscaler.spec.files import AliasError, read_text, yaml_problem
 
 # The spec layer's one strict YAML reader (duplicate keys, alias bombs) and its messages, as `check` uses them.
-from autoscaler.spec.files import _Loader as SafeLoader
-from autoscaler.spec.files import _yaml_problem as yaml_problem
+from autoscaler.spec.files import StrictLoader as SafeLoader
 from autoscaler.spec.objects import CRD_API_VERSION, CRD_KIND, HPA_KIND, describe, load_autoscaler
 
 KEDA_API_VERSION = "keda.sh/v1alpha1"

@@ -287,7 +287,7 @@ def _identity(root: yaml.Node) -> dict[str, str]:
 _MERGE = "tag:yaml.org,2002:merge"
 
 
-class _Loader(yaml.SafeLoader):
+class StrictLoader(yaml.SafeLoader):
     """SafeLoader that refuses duplicate keys and alias bombs, and gives every construction error a place."""
 
     def compose_document(self) -> yaml.Node | None:
@@ -326,7 +326,7 @@ class _Loader(yaml.SafeLoader):
             raise yaml.constructor.ConstructorError(None, None, reason, node.start_mark) from None
 
 
-def _yaml_problem(err: yaml.YAMLError) -> str:
+def yaml_problem(err: yaml.YAMLError) -> str:
     mark = getattr(err, "problem_mark", None)
     problem = getattr(err, "problem", None) or str(err)
     where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
@@ -340,9 +340,9 @@ def parse_yaml(text: str, *, source: str) -> Any:
     document is refused too. SpecError names the source and the place.
     """
     try:
-        loader = _Loader(text)
+        loader = StrictLoader(text)
     except yaml.YAMLError as err:
-        raise SpecError([("", _yaml_problem(err))], source=source) from None
+        raise SpecError([("", yaml_problem(err))], source=source) from None
     try:
         data = loader.get_single_data()
     except AliasError as err:
@@ -350,7 +350,7 @@ def parse_yaml(text: str, *, source: str) -> Any:
     except yaml.composer.ComposerError as err:  # "expected a single document in the stream"
         raise SpecError([("", f"holds more than one YAML document{_at_mark(err)}")], source=source) from None
     except yaml.YAMLError as err:
-        raise SpecError([("", _yaml_problem(err))], source=source) from None
+        raise SpecError([("", yaml_problem(err))], source=source) from None
     except RecursionError:
         raise SpecError([("", "not valid YAML: nested too deeply to read")], source=source) from None
     finally:
@@ -413,9 +413,9 @@ def load_spec_text(text: str, *, source: str, scale_to_zero: bool, stored: bool 
     skipped = 0
     index = 0
     try:
-        loader = _Loader(text)
+        loader = StrictLoader(text)
     except yaml.YAMLError as err:  # the reader checks every character first
-        return SpecFile(source, [], 0, [("", _yaml_problem(err))])
+        return SpecFile(source, [], 0, [("", yaml_problem(err))])
     try:
         while True:
             try:
@@ -427,7 +427,7 @@ def load_spec_text(text: str, *, source: str, scale_to_zero: bool, stored: bool 
                 documents.append(Document(index, err.label, problems=[("", err.problem)], kind=err.kind))
                 continue
             except yaml.YAMLError as err:
-                problems.append(("", _yaml_problem(err)))
+                problems.append(("", yaml_problem(err)))
                 break
             except RecursionError:
                 problems.append(("", "not valid YAML: nested too deeply to read"))
