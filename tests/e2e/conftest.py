@@ -85,7 +85,7 @@ class Stack:
                 },
             },
         }
-        workdir = self.tmp / name
+        workdir = self.tmp / f"daemon-{name}"  # never the specs directory
         workdir.mkdir(exist_ok=True)
         if token is None:
             config["kubernetes"] = {"server": self.emulator.url}
@@ -101,7 +101,7 @@ class Stack:
                         "users": [{"name": name, "user": {"token": token}}],
                         "contexts": [{"name": "e2e", "context": {"cluster": "emulator", "user": name}}],
                     }
-                )  # fmt: skip
+                )
             )
             config["kubernetes"] = {"kubeconfig": str(kubeconfig)}
         config = merge(config, settings)

@@ -131,7 +131,7 @@ def test_flight_recorder_snapshots_replay_to_the_decisions_the_daemon_made(run: 
 
 def decision_of(run: Run, snapshot: dict[str, Any]) -> dict[str, Any]:
     """The decision the daemon recorded with this snapshot (the served entry holding the same snapshot)."""
-    status, body = run.daemon.get(run.address, f"/debug/snapshots?target={NS}/updown")
+    _, body = run.daemon.get(run.address, f"/debug/snapshots?target={NS}/updown")
     served = json.loads(body)
     entries = served if isinstance(served, list) else served[f"{NS}/updown"]
     for entry in entries:
