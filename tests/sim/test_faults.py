@@ -117,3 +117,33 @@ def test_query_pattern_narrows_a_fault_to_watches(apps: k8s.AppsV1Api, server: E
     assert apps.list_namespaced_deployment(NS).items[0].metadata.name == "web"
     code, body = raw.request("GET", f"/apis/apps/v1/namespaces/{NS}/deployments?watch=true&timeoutSeconds=1")
     assert (code, body["reason"]) == (503, "ServiceUnavailable")
+
+
+def test_a_fault_with_a_probability_answers_about_that_share_and_passes_the_rest_on() -> None:
+    from autoscaler.sim.apiserver.faults import FaultInjector
+
+    injector = FaultInjector(seed=7)
+    fault = injector.add(SCALE, status=500, times=None, probability=0.3)
+    answered = sum(injector.take("PUT", "/apis/apps/v1/namespaces/default/deployments/web/scale") is fault
+                   for _ in range(2000))  # fmt: skip
+    assert 500 <= answered <= 700, answered  # 600 expected; the seed makes the count repeatable
+    assert fault.hits == answered and injector.active() == [fault], "times=None: never used up"
+    again = FaultInjector(seed=7)
+    again.add(SCALE, status=500, times=None, probability=0.3)
+    assert sum(again.take("PUT", "/apis/apps/v1/namespaces/default/deployments/web/scale") is not None
+               for _ in range(2000)) == answered  # fmt: skip
+
+
+@pytest.mark.parametrize("probability", [pytest.param(0.0, id="zero"), pytest.param(1.5, id="above one")])
+def test_a_probability_outside_0_to_1_is_refused(probability: float) -> None:
+    from autoscaler.sim.apiserver.faults import FaultInjector
+
+    with pytest.raises(ValueError, match="probability"):
+        FaultInjector().add(SCALE, status=500, probability=probability)
+
+
+def test_a_probability_is_taken_over_http(server: EmulatedApiServer) -> None:
+    body = json.dumps({"path": SCALE, "status": 500, "times": None, "probability": 0.5}).encode()
+    request = urllib.request.Request(f"{server.url}/_emulator/faults", data=body, method="POST")
+    urllib.request.urlopen(request, timeout=5).close()
+    assert [f.probability for f in server.faults.active()] == [0.5]

@@ -9,12 +9,15 @@ A fault is checked before the request is routed, so an injected failure never ch
 
 Paths are regular expressions searched in the URL path (`glob=True` for shell-style patterns matched against
 the whole path); `query`, a regular expression searched in the query string, narrows further (`watch=true`).
-`times=None` means every matching request until the fault is removed.
+`times=None` means every matching request until the fault is removed. `probability` (0..1, default 1) answers
+only that share of the matching requests, drawn at random (from `seed` when given, for a repeatable run); a
+request the draw passes over goes on to the next fault, or is served normally, and does not use up `times`.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import random
 import re
 import threading
 from dataclasses import dataclass, field
@@ -37,6 +40,7 @@ class Fault:
     remaining: int | None = 1
     glob: bool = False
     query: str = ""
+    probability: float = 1.0
     hits: int = 0
     _pattern: re.Pattern[str] = field(init=False, repr=False)
     _query: re.Pattern[str] = field(init=False, repr=False)
@@ -62,6 +66,7 @@ class Fault:
             "remaining": self.remaining,
             "glob": self.glob,
             "query": self.query,
+            "probability": self.probability,
             "hits": self.hits,
         }
 
@@ -69,9 +74,10 @@ class Fault:
 class FaultInjector:
     """The faults in force; the first one matching a request answers it (see the module docstring)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, seed: int | None = None) -> None:
         self._lock = threading.Lock()
         self._faults: list[Fault] = []
+        self._random = random.Random(seed)
 
     def add(
         self,
@@ -86,9 +92,12 @@ class FaultInjector:
         message: str = "",
         glob: bool = False,
         query: str = "",
+        probability: float = 1.0,
     ) -> Fault:
         if status is None and not drop and delay_seconds <= 0:
             raise ValueError("a fault needs a status, a delay or drop=True")
+        if not 0.0 < probability <= 1.0:
+            raise ValueError(f"probability must be more than 0 and at most 1, not {probability!r}")
         fault = Fault(
             method=method.upper(),
             path=path,
@@ -100,6 +109,7 @@ class FaultInjector:
             remaining=times,
             glob=glob,
             query=query,
+            probability=probability,
         )
         with self._lock:
             self._faults.append(fault)
@@ -118,6 +128,7 @@ class FaultInjector:
             message=str(spec.get("message", "")),
             glob=bool(spec.get("glob", False)),
             query=str(spec.get("query", "")),
+            probability=float(spec.get("probability", 1.0)),
         )
 
     def take(self, method: str, path: str, query: str = "") -> Fault | None:
@@ -125,6 +136,8 @@ class FaultInjector:
         with self._lock:
             for fault in self._faults:
                 if fault.matches(method, path, query):
+                    if fault.probability < 1.0 and self._random.random() >= fault.probability:
+                        continue
                     fault.hits += 1
                     if fault.remaining is not None:
                         fault.remaining -= 1

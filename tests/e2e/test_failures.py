@@ -1,0 +1,321 @@
+"""The daemon process when things go wrong: Prometheus down, a leader killed, a restart, SIGTERM mid-tick,
+a broken spec file, dry-run, and an API server failing at random."""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+from typing import Any
+
+from tests.e2e.conftest import Stack, log_time, metric_samples, spec_document, utc_now, write_spec
+from tests.e2e.stack import DaemonProcess, scale_writes, wait_for
+from tests.sim.conftest import NS
+
+METRIC_FAILURE_REASONS = {"FailedGetPodsMetric", "FailedComputeMetricsReplicas"}
+
+
+def writes_of(stack: Stack, name: str) -> list[Any]:
+    return scale_writes(stack.emulator.audit.records(name=name, namespace=NS))
+
+
+def written(record: Any) -> int:
+    return int(record.body_json()["spec"]["replicas"])
+
+
+def decisions(daemon: DaemonProcess, name: str) -> list[dict[str, Any]]:
+    return daemon.events("decision", target=f"{NS}/{name}")
+
+
+def read_ok(daemon: DaemonProcess, name: str, *, current: int) -> list[dict[str, Any]]:
+    """Decisions at `current` replicas made with a metric reading (no metric failure)."""
+    return [
+        d
+        for d in decisions(daemon, name)
+        if d.get("current") == current and d.get("reason") not in METRIC_FAILURE_REASONS and not d.get("error")
+    ]
+
+
+def warning_events(stack: Stack, name: str) -> list[dict[str, Any]]:
+    return [
+        e
+        for e in stack.emulator.list("v1", "Event", namespace=NS)
+        if e["involvedObject"]["name"] == name and e["type"] == "Warning"
+    ]
+
+
+def metric(daemon: DaemonProcess, address: str, series: str, **labels: str) -> float:
+    status, body = daemon.get(address, "/metrics")
+    assert status == 200, body
+    return sum(v for lab, v in metric_samples(body, series) if all(lab.get(k) == x for k, x in labels.items()))
+
+
+def test_prometheus_down_while_the_load_falls_holds_then_recovers(stack: Stack) -> None:
+    demand = stack.deploy("outage", replicas=6, load=60)  # 10 requests/s per pod: at target
+    write_spec(stack.tmp / "specs", "outage", spec_document("outage", window=4))
+    daemon, address = stack.daemon("outage", stack.tmp / "specs")
+    daemon.start()
+    try:
+        wait_for(lambda: len(read_ok(daemon, "outage", current=6)) >= 3, deadline_seconds=30, what="steady at 6")
+        stack.prometheus.stop()
+        down_at = utc_now()
+        demand.value = 6  # a controller reading zero or a stale low value now would scale down
+        failed = wait_for(
+            lambda: [
+                d
+                for d in decisions(daemon, "outage")
+                if log_time(d) > down_at and d.get("reason") in METRIC_FAILURE_REASONS
+            ],
+            deadline_seconds=20,
+            what="a decision failing its metric",
+        )
+        # Hold the outage until the failures span more than the window (which alone would allow a scale-down).
+        wait_for(
+            lambda: log_time(decisions(daemon, "outage")[-1]) - log_time(failed[0]) > timedelta(seconds=6),
+            deadline_seconds=30,
+            what="failures over more than the window",
+        )
+        warnings = wait_for(
+            lambda: [e for e in warning_events(stack, "outage") if e["reason"] in METRIC_FAILURE_REASONS],
+            deadline_seconds=10,
+            what="a Warning Event for the failed metric",
+        )
+        failed_queries = metric(
+            daemon, address, "autoscaler_prometheus_query_duration_seconds_count", server="main"
+        ) - metric(daemon, address, "autoscaler_prometheus_query_duration_seconds_count", outcome="ok")
+        assert failed_queries > 0
+        assert metric(daemon, address, "autoscaler_target_decision_info", name="outage") == 1
+        reasons = {
+            lab["reason"]
+            for lab, v in metric_samples(daemon.get(address, "/metrics")[1], "autoscaler_target_decision_info")
+            if lab["name"] == "outage" and v == 1
+        }
+        assert reasons & METRIC_FAILURE_REASONS, reasons
+        up_at = utc_now()
+        assert [w for w in writes_of(stack, "outage") if down_at <= w.time] == [], "a write while Prometheus was down"
+        assert stack.replicas("outage") == 6
+        assert warnings and daemon.alive()
+
+        stack.prometheus.start()
+        wait_for(lambda: stack.replicas("outage") == 1, deadline_seconds=40, what="scaled down after recovery")
+        downs = [w for w in writes_of(stack, "outage") if w.time >= down_at]
+        assert downs and all(w.time > up_at for w in downs), [(w.time, written(w)) for w in downs]
+    finally:
+        if stack.prometheus.process is None:
+            stack.prometheus.start()
+        daemon.terminate()
+
+
+def lease(stack: Stack, name: str) -> dict[str, Any]:
+    try:
+        return dict(stack.emulator.get("coordination.k8s.io/v1", "Lease", name, namespace=NS)["spec"])
+    except Exception:  # not created yet
+        return {}
+
+
+def test_two_daemons_only_the_leader_writes_and_a_killed_leader_is_replaced_within_the_lease(stack: Stack) -> None:
+    demand = stack.deploy("ha", replicas=2, load=20)
+    write_spec(stack.tmp / "specs", "ha", spec_document("ha", window=2))
+    election = {
+        "enabled": True,
+        "leaseName": "e2e-ha",
+        "namespace": NS,
+        "leaseDurationSeconds": 3,
+        "renewDeadlineSeconds": 2,
+        "retryPeriodSeconds": 0.5,
+    }
+    daemons = {}
+    for who in ("a", "b"):
+        d, _ = stack.daemon(
+            f"ha-{who}", stack.tmp / "specs", token=f"token-{who}", leaderElection={**election, "identity": who}
+        )
+        daemons[who] = d
+        d.start()
+    try:
+        first = wait_for(lambda: lease(stack, "e2e-ha").get("holderIdentity"), deadline_seconds=30, what="a leader")
+        other = "b" if first == "a" else "a"
+        leader, standby = daemons[first], daemons[other]
+        wait_for(lambda: len(read_ok(leader, "ha", current=2)) >= 2, deadline_seconds=30, what="the leader deciding")
+        demand.value = 60
+        wait_for(lambda: stack.replicas("ha") == 6, deadline_seconds=30, what="the leader scaled up to 6")
+        leader.kill()  # kill -9: no release
+        killed_at = utc_now()
+        wait_for(lambda: lease(stack, "e2e-ha").get("holderIdentity") == other, deadline_seconds=15, what="failover")
+        took_over = utc_now()
+        assert took_over - killed_at <= timedelta(seconds=3 + 2), (killed_at, took_over)
+        demand.value = 100
+        wait_for(lambda: stack.replicas("ha") == 10, deadline_seconds=30, what="the new leader scaled up to 10")
+        demand.value = 20
+        wait_for(lambda: stack.replicas("ha") == 2, deadline_seconds=30, what="the new leader scaled down to 2")
+
+        writes = writes_of(stack, "ha")
+        tokens = {w.token for w in writes}
+        assert tokens <= {f"Bearer token-{first}", f"Bearer token-{other}", f"token-{first}", f"token-{other}"}, tokens
+        mine = [w for w in writes if w.token.endswith(f"token-{first}")]
+        theirs = [w for w in writes if w.token.endswith(f"token-{other}")]
+        assert mine and theirs, tokens
+        assert all(w.time <= killed_at for w in mine) and all(w.time >= killed_at for w in theirs)
+        # Never a double write: each write is one decision that wrote, of the writer's own decision log.
+        # (A decision's line is logged after its write: poll until the log has caught up.)
+        for process, its in ((leader, mine), (standby, theirs)):
+            counts = [written(w) for w in its]
+            wait_for(
+                lambda p=process, c=counts: [d["desired"] for d in decisions(p, "ha") if d.get("wrote")] == c,
+                deadline_seconds=5,
+                what=f"the decisions that wrote equal to the writes {counts}",
+            )
+        assert not [d for d in decisions(standby, "ha") if log_time(d) < killed_at], "the standby decided"
+    finally:
+        for d in daemons.values():
+            if d.alive():
+                d.terminate()
+
+
+def test_a_restart_in_the_stabilization_window_keeps_the_window(stack: Stack) -> None:
+    window = 12
+    demand = stack.deploy("restart", replicas=6, load=60)
+    write_spec(stack.tmp / "specs", "restart", spec_document("restart", window=window))
+    first, _ = stack.daemon("restart-1", stack.tmp / "specs")
+    first.start()
+    try:
+        wait_for(lambda: len(read_ok(first, "restart", current=6)) >= 3, deadline_seconds=30, what="steady at 6")
+        fell_at = utc_now()
+        demand.value = 6
+        wait_for(
+            lambda: [d for d in decisions(first, "restart") if d.get("reason") == "ScaleDownStabilized"],
+            deadline_seconds=window / 2,
+            what="the first daemon holding a scale-down",
+        )
+    finally:
+        assert first.terminate() == 0
+    second, _ = stack.daemon("restart-2", stack.tmp / "specs")
+    second.start()
+    try:
+        wait_for(lambda: stack.replicas("restart") < 6, deadline_seconds=window + 30, what="the scale-down")
+        writes = writes_of(stack, "restart")
+        assert writes and writes[0].time >= fell_at + timedelta(seconds=window - 1), (writes[0].time, fell_at)
+        # The test can fail: the restarted daemon decided inside the window (and held, from the stored state).
+        inside = [d for d in decisions(second, "restart") if log_time(d) < fell_at + timedelta(seconds=window - 1)]
+        assert inside and all(d.get("desired") == 6 for d in inside), inside
+    finally:
+        second.terminate()
+
+
+def test_sigterm_during_a_slow_tick_exits_0_in_the_grace_and_releases_the_lease(stack: Stack) -> None:
+    stack.deploy("slow", replicas=2, load=20)
+    write_spec(stack.tmp / "specs", "slow", spec_document("slow", window=2))
+    daemon, _ = stack.daemon(
+        "slow",
+        stack.tmp / "specs",
+        shutdownGraceSeconds=3,
+        leaderElection={
+            "enabled": True, "leaseName": "e2e-slow", "namespace": NS, "identity": "slow",
+            "leaseDurationSeconds": 3, "renewDeadlineSeconds": 2, "retryPeriodSeconds": 0.5,
+        },
+    )  # fmt: skip
+    daemon.start()
+    fault = None
+    try:
+        wait_for(lambda: len(decisions(daemon, "slow")) >= 2, deadline_seconds=30, what="decisions")
+        # Every state write of this target now takes 1.5 s: a tick in flight for that long.
+        fault = stack.emulator.faults.add(
+            r"/configmaps/autoscaler-state\.default\.slow$", delay_seconds=1.5, times=None
+        )
+        wait_for(lambda: fault.hits >= 1, deadline_seconds=10, what="a tick in its slow write")
+        sent = time.monotonic()
+        assert daemon.terminate(timeout=3 + 5) == 0
+        assert time.monotonic() - sent <= 3 + 5
+    finally:
+        if fault is not None:
+            stack.emulator.faults.remove(fault)
+        daemon.kill()
+    assert not lease(stack, "e2e-slow").get("holderIdentity"), lease(stack, "e2e-slow")
+    assert daemon.events("stopped"), daemon.tail()
+
+
+def test_a_broken_spec_file_is_reported_the_good_ones_run_and_dry_run_writes_nothing(stack: Stack) -> None:
+    specs = stack.tmp / "specs"
+    stack.deploy("good", replicas=2, load=60)  # wants 6
+    stack.deploy("dry-spec", replicas=2, load=60)  # wants 6, the spec says dryRun
+    stack.deploy("broken", replicas=2, load=60)
+    write_spec(specs, "good", spec_document("good", window=2))
+    write_spec(specs, "dry-spec", spec_document("dry-spec", window=2, dryRun=True))
+    bad = spec_document("broken", window=2)
+    bad["spec"]["minReplicas"] = 20  # above maxReplicas
+    write_spec(specs, "broken", bad)
+    daemon, address = stack.daemon("specs", specs)
+    daemon.start()
+    try:
+        wait_for(lambda: stack.replicas("good") == 6, deadline_seconds=30, what="the good spec scaled")
+        dry = wait_for(
+            lambda: [d for d in decisions(daemon, "dry-spec") if d.get("desired") == 6 and d.get("dry_run")],
+            deadline_seconds=30,
+            what="a dry-run decision to scale",
+        )
+        assert all(not d.get("wrote") for d in dry)
+        assert [line for line in daemon.events("spec_invalid") if "broken" in str(line.get("source"))]
+        assert metric(daemon, address, "autoscaler_errors_total", type="spec_invalid") >= 1
+        assert metric(daemon, address, "autoscaler_specs", origin="file", state="invalid") == 1
+        assert not decisions(daemon, "broken")
+        write_spec(specs, "broken", spec_document("broken", window=2))  # fixed: hot-reloaded
+        wait_for(lambda: stack.replicas("broken") == 6, deadline_seconds=30, what="the fixed spec scaled")
+        assert metric(daemon, address, "autoscaler_specs", origin="file", state="invalid") == 0
+        assert writes_of(stack, "dry-spec") == [] and stack.replicas("dry-spec") == 2
+    finally:
+        daemon.terminate()
+
+
+def test_global_dry_run_writes_no_scale(stack: Stack) -> None:
+    stack.deploy("dry-all", replicas=2, load=60)
+    write_spec(stack.tmp / "specs", "dry-all", spec_document("dry-all", window=2))
+    daemon, _ = stack.daemon("dry-all", stack.tmp / "specs", dryRun=True)
+    daemon.start()
+    try:
+        wait_for(
+            lambda: len([d for d in decisions(daemon, "dry-all") if d.get("desired") == 6 and d.get("dry_run")]) >= 3,
+            deadline_seconds=30,
+            what="dry-run decisions to scale",
+        )
+        assert writes_of(stack, "dry-all") == [] and stack.replicas("dry-all") == 2
+    finally:
+        daemon.terminate()
+
+
+def test_an_api_server_failing_at_random_causes_no_crash_and_no_unasked_write(stack: Stack) -> None:
+    demand = stack.deploy("chaos", replicas=2, load=20)
+    write_spec(stack.tmp / "specs", "chaos", spec_document("chaos", window=2))
+    daemon, address = stack.daemon("chaos", stack.tmp / "specs")
+    faults = [
+        stack.emulator.faults.add(path, method=method, status=code, times=None, probability=0.2, retry_after_seconds=1)
+        for path, method in (
+            (r"/deployments/chaos/scale$", "PUT"),
+            (r"/deployments/chaos/scale$", "PATCH"),
+            (r"/configmaps/autoscaler-state\.default\.chaos$", "PUT"),
+            (r"/configmaps$", "POST"),
+            (r"/events$", "POST"),
+        )
+        for code in (409, 429, 500)
+    ]
+    daemon.start()
+    try:
+        for load, replicas in ((60, 6), (100, 10), (20, 2)):
+            demand.value = load
+            wait_for(lambda r=replicas: stack.replicas("chaos") == r, deadline_seconds=40, what=f"at {replicas}")
+            assert daemon.alive(), daemon.tail()
+            assert daemon.get(address, "/healthz")[0] == 200
+        assert sum(f.hits for f in faults) >= 5, [f.to_json() for f in faults]
+        # Every successful scale write is a count the daemon decided for this target then (a decision's line
+        # is logged after its write: wait for the last one).
+        wait_for(
+            lambda: [d for d in decisions(daemon, "chaos") if d.get("wrote") and d.get("desired") == 2],
+            deadline_seconds=10,
+            what="the decision that wrote 2 logged",
+        )
+        logged = [(log_time(d), d["desired"]) for d in decisions(daemon, "chaos") if d.get("rescale")]
+        for w in writes_of(stack, "chaos"):
+            near = timedelta(seconds=5)
+            asked = {desired for at, desired in logged if w.time - near <= at <= w.time + near}
+            assert written(w) in asked, (w.time, written(w), logged)
+    finally:
+        for f in faults:
+            stack.emulator.faults.remove(f)
+        daemon.terminate()
