@@ -100,11 +100,6 @@ def test_scales_up_when_the_load_rises_and_down_only_after_the_window(run: Run) 
     assert [d["desired"] for d in wrote] == [replicas_written(w) for w in run.writes]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="daemon/reconciler.py snapshot_of() is a placeholder ({name, namespace, now, source}), not "
-    "spec.snapshot_out.snapshot_json: replay refuses every flight-recorder snapshot",
-)
 def test_flight_recorder_snapshots_replay_to_the_decisions_the_daemon_made(run: Run) -> None:
     status, body = run.daemon.get(run.address, f"/debug/snapshots?target={NS}/updown")
     assert status == 200, body
