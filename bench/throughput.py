@@ -27,6 +27,7 @@ and the status of every target, and the emulator creates the pods.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import queue
@@ -42,7 +43,7 @@ import urllib.request
 from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -79,7 +80,10 @@ def autoscaler_doc(layout: fixtures.Layout, target: int, *, period: int, churn: 
         "maxReplicas": 1000 if churn else 100,
         "syncPeriodSeconds": period,
         "metrics": [
-            {"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": utilization}}},
+            {
+                "type": "Resource",
+                "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": utilization}},
+            },
             {
                 "type": "Pods",
                 "pods": {"metric": {"name": "http_requests"}, "target": {"type": "AverageValue", "averageValue": rps}},
@@ -101,7 +105,7 @@ def autoscaler_doc(layout: fixtures.Layout, target: int, *, period: int, churn: 
 
 def daemon_config(kube_url: str, prometheus_url: str, port: int, *, dry_run: bool) -> dict[str, Any]:
     """The daemon's settings: one server, the `rps` template, custom resources only, no election."""
-    rps = f"sum by (${{by}}) (rate(http_requests_total{{${{matchers}}}}[${{window}}]))"
+    rps = "sum by (${by}) (rate(http_requests_total{${matchers}}[${window}]))"
     return {
         "kubernetes": {"server": kube_url},
         "metrics": {
@@ -113,7 +117,9 @@ def daemon_config(kube_url: str, prometheus_url: str, port: int, *, dry_run: boo
                     "windowSeconds": WINDOW_SECONDS,
                 }
             },
-            "resourceTemplates": {"cpu": {"query": CPU_QUERY, "freshness": CPU_FRESHNESS, "windowSeconds": WINDOW_SECONDS}},
+            "resourceTemplates": {
+                "cpu": {"query": CPU_QUERY, "freshness": CPU_FRESHNESS, "windowSeconds": WINDOW_SECONDS}
+            },
             # The specs' 1 s period would make the default deadline 0.8 s; the tick is what is measured.
             "passDeadlineSeconds": 14,
         },
@@ -183,6 +189,7 @@ class Daemon:
 
     def _read(self) -> None:
         assert self.process.stderr is not None
+        finished: dict[str, Any] = {}
         with self.log.open("wb") as keep:
             for line in self.process.stderr:
                 if b'"decision"' in line:
@@ -190,7 +197,9 @@ class Daemon:
                     continue  # N per tick: not kept
                 keep.write(line)
                 if b'"tick_finished"' in line:
-                    self.ticks.put(json.loads(line))
+                    finished = json.loads(line)
+                elif b'"tick_timing"' in line:  # logged after tick_finished, at the tick's very end
+                    self.ticks.put({**finished, **json.loads(line)})
         self.ticks.put({})  # the process ended
 
     def next_tick(self, timeout: float) -> dict[str, Any]:
@@ -237,7 +246,7 @@ def run_daemon(args: argparse.Namespace, targets: int, *, churn: bool) -> dict[s
             started = time.perf_counter()
             daemon = Daemon(config, Path(args.logs) / f"daemon-{'churn-' if churn else ''}{targets}.log")
             try:
-                measured = _measure(args, daemon, server, prom, targets, warmup=args.warmup, ticks=ticks, started=started)
+                measured = _measure(daemon, server, prom, targets, warmup=args.warmup, ticks=ticks, started=started)
                 measured["daemon_peak_rss_mib"] = round(peak_rss_mib(daemon.process.pid), 1)
             finally:
                 daemon.stop()
@@ -258,7 +267,6 @@ def run_daemon(args: argparse.Namespace, targets: int, *, churn: bool) -> dict[s
 
 
 def _measure(
-    args: argparse.Namespace,
     daemon: Daemon,
     server: Any,
     prom: fixtures.Prometheus,
@@ -289,15 +297,22 @@ def _measure(
         rows.append(tick)
     wall = time.perf_counter() - wall0
     queries = prometheus_queries(prom.url) - queries0
-    durations = [float(r["duration_seconds"]) for r in rows]
+    durations = [float(r["total_seconds"]) for r in rows]
     n = len(rows)
+
+    def p50(key: str) -> float:
+        return round(statistics.median(float(r[key]) for r in rows), 3)
+
     return {
         "ready_seconds": round(ready, 1),
         "ticks": n,
         "tick_p50_seconds": round(statistics.median(durations), 3),
         "tick_p99_seconds": round(_quantile(durations, 0.99), 3),
         "tick_max_seconds": round(max(durations), 3),
-        "metric_p50_seconds": round(statistics.median(float(r["metric_seconds"]) for r in rows), 3),
+        "refresh_p50_seconds": p50("refresh_seconds"),
+        "reconcile_p50_seconds": p50("reconcile_seconds"),
+        "metric_p50_seconds": p50("metric_seconds"),
+        "report_p50_seconds": p50("report_seconds"),
         "tick_errors": sum(int(r["errors"]) for r in rows),
         "daemon_queries_per_tick": statistics.median(int(r["metric_queries"]) for r in rows),
         "prometheus_requests_per_tick": round(queries / n, 1),
@@ -335,10 +350,12 @@ def naive_mode(layout: fixtures.Layout, kube_url: str, prometheus_url: str, pass
     core = k8s.CoreV1Api(kube.api_client)
     window = f"{WINDOW_SECONDS}s"
 
-    def one(target: int, now: datetime) -> int:
+    def one(target: int, *, now: datetime) -> int:
         namespace = layout.namespace(target)
         context = RequestContext(verb="list", resource="pods", namespace=namespace)
-        listed = kube.request_json(core.list_namespaced_pod, namespace, label_selector=f"app=t{target}", context=context)
+        listed = kube.request_json(
+            core.list_namespaced_pod, namespace, label_selector=f"app=t{target}", context=context
+        )
         names = "|".join(p["metadata"]["name"] for p in listed["items"])  # [a-z0-9-]: no escaping
         matchers = f'namespace="{namespace}",pod=~"{names}"'
         cpu = (
@@ -358,7 +375,7 @@ def naive_mode(layout: fixtures.Layout, kube_url: str, prometheus_url: str, pass
             for _ in range(passes):
                 now = datetime.now(UTC)
                 wall0, cpu0 = time.perf_counter(), time.process_time()
-                series = sum(pool.map(lambda t: one(t, now), range(layout.targets)))
+                series = sum(pool.map(functools.partial(one, now=now), range(layout.targets)))
                 walls.append(time.perf_counter() - wall0)
                 cpus.append(time.process_time() - cpu0)
                 if series != layout.targets * layout.pods * 2:
@@ -382,9 +399,9 @@ def naive_mode(layout: fixtures.Layout, kube_url: str, prometheus_url: str, pass
 def table(rows: Sequence[dict[str, Any]]) -> str:
     """The figures as a Markdown table, daemon and naive side by side."""
     out = [
-        "| mode | targets | pods | tick p50 (s) | p99 (s) | Prometheus req./tick | K8s calls/tick | daemon CPU/tick (s) "
-        "| Prometheus CPU/tick (s) | emulator CPU/tick (s) | peak RSS (MiB) | naive tick p50 (s) | naive req./tick "
-        "| naive K8s calls/tick | naive / daemon |",
+        "| mode | targets | pods | tick p50 (s) | p99 (s) | Prometheus req./tick | K8s calls/tick "
+        "| daemon CPU/tick (s) | Prometheus CPU/tick (s) | emulator CPU/tick (s) | peak RSS (MiB) "
+        "| naive tick p50 (s) | naive req./tick | naive K8s calls/tick | naive / daemon |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
