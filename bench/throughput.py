@@ -174,12 +174,15 @@ def audit_counts(server: Any) -> Counter[str]:
 class Daemon:
     """`autoscaler run` as a child process; its `tick_finished` lines arrive on `ticks`."""
 
-    def __init__(self, config: Path, log: Path) -> None:
+    def __init__(self, config: Path, log: Path, *, profile: Path | None = None) -> None:
         self.ticks: queue.Queue[dict[str, Any]] = queue.Queue()
         self.log = log
         self.decisions: Counter[str] = Counter()
+        command = ["-m", "autoscaler"]
+        if profile is not None:
+            command = [str(Path(__file__).with_name("profile_daemon.py")), str(profile)]
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "autoscaler", "run", "--config", str(config)],
+            [sys.executable, *command, "run", "--config", str(config)],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             cwd=fixtures.REPO,
@@ -244,7 +247,9 @@ def run_daemon(args: argparse.Namespace, targets: int, *, churn: bool) -> dict[s
             config.write_text(yaml.safe_dump(daemon_config(server.url, prom.url, port, dry_run=not churn)))
             setup = time.perf_counter() - setup_started
             started = time.perf_counter()
-            daemon = Daemon(config, Path(args.logs) / f"daemon-{'churn-' if churn else ''}{targets}.log")
+            name = f"daemon-{'churn-' if churn else ''}{targets}"
+            profile = Path(args.profile) / f"{name}.pstats" if args.profile else None
+            daemon = Daemon(config, Path(args.logs) / f"{name}.log", profile=profile)
             try:
                 measured = _measure(daemon, server, prom, targets, warmup=args.warmup, ticks=ticks, started=started)
                 measured["daemon_peak_rss_mib"] = round(peak_rss_mib(daemon.process.pid), 1)
@@ -428,6 +433,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--naive-ticks", type=int, default=2, help="passes of the naive mode per N (0: none)")
     parser.add_argument("--logs", default=tempfile.gettempdir(), help="where the daemons' logs go")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--profile", default="", help="profile the daemon's ticks (cProfile) into this directory")
     parser.add_argument("--one", help=argparse.SUPPRESS)  # the child's entry: "<mode>:<N>"
     args = parser.parse_args(argv)
     if args.one is not None:
@@ -438,14 +444,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     runs = [("dry-run", n) for n in args.targets] + [("churn", n) for n in args.churn]
     for mode, n in runs:
         child = [sys.executable, str(Path(__file__).resolve()), "--one", f"{mode}:{n}"]
-        for flag in ("namespaces", "ticks", "warmup", "period", "naive_ticks", "logs"):
+        for flag in ("namespaces", "ticks", "warmup", "period", "naive_ticks", "logs", "profile"):
             child += [f"--{flag.replace('_', '-')}", str(getattr(args, flag))]
         done = subprocess.run(child, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             print(f"{mode} N={n} failed:\n{done.stderr[-3000:]}{done.stdout[-2000:]}", file=sys.stderr)
             return 1
         rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
-        print(f"{mode} N={n}: done", file=sys.stderr)
+        print(f"{mode} N={n}: {json.dumps(rows[-1])}", file=sys.stderr)
     first = rows[0]
     print(
         f"{first['prometheus']}; {first['cores']} cores; {args.namespaces} namespaces; 10 pods and 2 metrics per "
