@@ -23,7 +23,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -82,28 +82,52 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def write_openmetrics(path: Path, layout: Layout, at: datetime) -> int:
-    """The benchmark's series as OpenMetrics text (timestamps in seconds, ending in `# EOF`); lines written."""
-    end = int(at.timestamp())
-    stamps = [end - STEP_SECONDS * (SAMPLES - 1 - k) for k in range(SAMPLES)]
+@dataclass(frozen=True)
+class Span:
+    """When the samples are: `before` samples up to `at` and `after` more past it, `step` seconds apart (a
+    daemon that reads at the wall clock needs samples until the benchmark ends)."""
+
+    before: int = SAMPLES
+    after: int = 0
+    step: int = STEP_SECONDS
+
+    def stamps(self, at: datetime) -> list[int]:
+        end = int(at.timestamp())
+        return [end + self.step * k for k in range(1 - self.before, self.after + 1)]
+
+
+def write_openmetrics(
+    path: Path,
+    layout: Layout,
+    at: datetime,
+    *,
+    span: Span = Span(),
+    pods: Sequence[Sequence[str]] | None = None,
+) -> int:
+    """The benchmark's series as OpenMetrics text (timestamps in seconds, ending in `# EOF`); lines written.
+
+    `pods`: each target's pod names (the emulator's), else `layout.pod_names`.
+    """
+    stamps = span.stamps(at)
+    names = pods if pods is not None else [layout.pod_names(t) for t in range(layout.targets)]
     lines = 0
     with path.open("w") as out:
         out.write("# TYPE container_cpu_usage_seconds counter\n")
         for target in range(layout.targets):
             namespace = layout.namespace(target)
-            for replica, pod in enumerate(layout.pod_names(target)):
+            for replica, pod in enumerate(names[target]):
                 cores = 0.1 + (target % 7) / 20 + replica / 1000
                 labels = f'container_cpu_usage_seconds_total{{container="app",namespace="{namespace}",pod="{pod}"}}'
                 out.writelines(f"{labels} {1000 + cores * (t - stamps[0]):.6f} {t}\n" for t in stamps)
-                lines += SAMPLES
+                lines += len(stamps)
         out.write("# TYPE http_requests counter\n")
         for target in range(layout.targets):
             namespace = layout.namespace(target)
             rate = 1 + target % 5
-            for pod in layout.pod_names(target):
+            for pod in names[target]:
                 labels = f'http_requests_total{{namespace="{namespace}",pod="{pod}"}}'
                 out.writelines(f"{labels} {500 + rate * (t - stamps[0])} {t}\n" for t in stamps)
-                lines += SAMPLES
+                lines += len(stamps)
         out.write("# EOF\n")
     return lines
 
@@ -126,12 +150,19 @@ class Prometheus:
 
 
 @contextmanager
-def prometheus(layout: Layout, at: datetime, *, workdir: Path | None = None) -> Iterator[Prometheus]:
-    """A Prometheus on 127.0.0.1 holding the layout's series up to `at` (see the module docstring)."""
+def prometheus(
+    layout: Layout,
+    at: datetime,
+    *,
+    workdir: Path | None = None,
+    span: Span = Span(),
+    pods: Sequence[Sequence[str]] | None = None,
+) -> Iterator[Prometheus]:
+    """A Prometheus on 127.0.0.1 holding the layout's series around `at` (see the module docstring and Span)."""
     with tempfile.TemporaryDirectory(prefix="bench-prometheus-", dir=workdir) as tmp:
         root = Path(tmp)
         data, tsdb = root / "series.om", root / "tsdb"
-        write_openmetrics(data, layout, at)
+        write_openmetrics(data, layout, at, span=span, pods=pods)
         subprocess.run(
             [binary("promtool"), "tsdb", "create-blocks-from", "openmetrics", str(data), str(tsdb)],
             check=True,
@@ -281,3 +312,13 @@ def emulator(layout: Layout, *, history_size: int = 10_000) -> Iterator[Emulated
         yield server
     finally:
         server.stop()
+
+
+def pod_names(server: EmulatedApiServer, layout: Layout) -> list[list[str]]:
+    """Each target's pod names as the emulator's ReplicaSet controller made them (`t<i>-<hash>-<suffix>`)."""
+    names: list[list[str]] = [[] for _ in range(layout.targets)]
+    for namespace in range(layout.namespaces):
+        for pod in server.list("v1", "Pod", namespace=f"ns-{namespace}"):
+            app = pod["metadata"]["labels"]["app"]
+            names[int(app[1:])].append(pod["metadata"]["name"])
+    return names

@@ -12,9 +12,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from structlog.testing import capture_logs
 
 from autoscaler.daemon.app import Daemon, due_targets
-from autoscaler.daemon.model import TargetKey
+from autoscaler.daemon.model import Target, TargetKey
 from autoscaler.daemon.observe import Observer
 from autoscaler.daemon.recorder import FlightRecorder
 from tests.daemon.fakes import FakeClock, FakeReconciler, StaticSource, target
@@ -196,3 +197,26 @@ def test_sigterm_exits_zero_within_the_grace(tmp_path: Path, mode: str, grace: s
     assert "Traceback" not in stderr
     if mode == "stuck":
         assert "shutdown_tick_abandoned" in stderr
+
+
+@pytest.mark.parametrize(
+    ("targets", "timing"),
+    [
+        pytest.param(
+            [target("web")],
+            {"refresh_seconds": 2.0, "reconcile_seconds": 0.02, "report_seconds": 7.98, "total_seconds": 10.0},
+            id="a reconciling tick logs its phases",
+        ),
+        pytest.param([], None, id="a tick with nothing due logs none"),
+    ],
+)
+def test_tick_timing_splits_the_whole_tick(targets: list[Target], timing: dict[str, float] | None) -> None:
+    # The monotonic clock: the tick starts at 100, the specs are read by 102, the tick ends at 110.
+    readings = iter([100.0, 102.0, 110.0, 110.0])
+    daemon = _daemon(StaticSource(targets), FakeReconciler(), FakeClock(T0), monotonic=lambda: next(readings))
+    with capture_logs() as logs:
+        daemon.tick()
+    lines = [
+        {k: v for k, v in line.items() if k.endswith("_seconds")} for line in logs if line["event"] == "tick_timing"
+    ]
+    assert lines == ([] if timing is None else [timing])
