@@ -156,15 +156,15 @@ class Daemon:
         self._scheduler: BackgroundScheduler | None = None
         self.http: HttpServer | None = None
         if http_address is not None:
-            self.http = HttpServer(
-                http_address,
-                Endpoints(
-                    metrics=observer.exposition,
-                    healthz=self.healthz,
-                    readyz=self.readyz,
-                    snapshots=self._snapshots,
-                ),
+            endpoints = Endpoints(
+                metrics=observer.exposition, healthz=self.healthz, readyz=self.readyz, snapshots=self._snapshots
             )
+            try:
+                self.http = HttpServer(http_address, endpoints)
+            except ValueError as err:
+                raise StartupError(f"http.listenAddress: {err}") from err
+            except OSError as err:  # the address is in use, not ours to bind, or not an address of this host
+                raise StartupError(f"cannot listen on {http_address}: {err.strerror or err}") from err
 
     # --- one tick ------------------------------------------------------------------------------------
 
@@ -371,6 +371,9 @@ def run(daemon: Daemon, *, stop: threading.Event | None = None) -> int:
         signal.signal(signal.SIGINT, on_signal)
     try:
         daemon.start()
+    except OSError as err:  # a socket or file the start needed (each known one has its own message)
+        daemon.stop()
+        raise StartupError(f"cannot start: {err}") from err
     except BaseException:
         daemon.stop()
         raise
@@ -456,7 +459,10 @@ def build(config: DaemonConfig, *, kubeconfig: str | None = None, plan: bool = F
     caches: list[Cache] = [pods, workloads]
     observer = Observer()
     flight = config.flight_recorder
-    recorder = FlightRecorder(flight.size, flight.directory)
+    try:
+        recorder = FlightRecorder(flight.size, flight.directory)
+    except OSError as err:
+        raise StartupError(f"flightRecorder.directory {flight.directory}: {err.strerror or err}") from err
     leadership_changed = threading.Event()
     elector: LeaderElector | None = None
     if config.leader_election.enabled and not plan:
@@ -534,7 +540,10 @@ def main_run(config_path: str, *, kubeconfig: str | None = None) -> int:
     """`autoscaler run`: load the settings, build the daemon, run it. Start-up failures are one line, exit 1."""
     try:
         config = load(config_path)
-        daemon = build(config, kubeconfig=kubeconfig)
+        try:
+            daemon = build(config, kubeconfig=kubeconfig)
+        except OSError as err:  # a file or socket the start needed (each known one has its own message)
+            raise StartupError(f"cannot start: {err}") from err
         return run(daemon)
     except StartupError as err:
         print(f"autoscaler run: {err}", file=sys.stderr)

@@ -102,7 +102,10 @@ def main_plan(config_path: str, *, kubeconfig: str | None = None, output: str = 
     from autoscaler.daemon.app import build, load
 
     try:
-        daemon = build(load(config_path), kubeconfig=kubeconfig, plan=True)
+        try:
+            daemon = build(load(config_path), kubeconfig=kubeconfig, plan=True)
+        except OSError as err:  # a file the start needed (each known one has its own message)
+            raise StartupError(f"cannot start: {err}") from err
         return plan(daemon, output=output)
     except StartupError as err:
         print(f"autoscaler plan: {err}", file=sys.stderr)
