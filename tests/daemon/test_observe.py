@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from prometheus_client.parser import text_string_to_metric_families
 from structlog.testing import capture_logs
 
