@@ -28,7 +28,7 @@ from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
 
 from autoscaler.daemon.config import DaemonConfig
-from autoscaler.daemon.model import Target, TargetKey, TickReport
+from autoscaler.daemon.model import Origin, Target, TargetKey, TickReport
 from autoscaler.daemon.observe import Observer
 from autoscaler.daemon.recorder import FlightRecorder
 from autoscaler.daemon.server import Check, Endpoints, HttpServer
@@ -66,6 +66,12 @@ class Cache(Protocol):
     def has_synced(self) -> bool: ...
 
     def wait_for_sync(self, timeout: float | None = None) -> bool: ...
+
+
+class StateStore(Protocol):
+    """`kube.state.ConfigMapStateStore`: the stored state of file specs."""
+
+    def delete(self, namespace: str, name: str) -> None: ...
 
 
 class Elector(Protocol):
@@ -131,6 +137,7 @@ class Daemon:
         monotonic: Callable[[], float] = time.monotonic,
         cache_sync_timeout_seconds: float = CACHE_SYNC_TIMEOUT_SECONDS,
         closers: Sequence[Callable[[], None]] = (),
+        states: StateStore | None = None,
     ) -> None:
         self.reconciler = reconciler
         self.sources = list(sources)
@@ -140,6 +147,7 @@ class Daemon:
         self.shutdown_grace_seconds = shutdown_grace_seconds
         self.caches = list(caches)
         self.elector = elector
+        self.states = states
         # Set by the elector's callbacks (its own thread); the tick acts on it (forget, re-evaluate all).
         self._leadership_changed = leadership_changed or threading.Event()
         self._clock = clock
@@ -149,7 +157,7 @@ class Daemon:
         self._tick_lock = threading.Lock()
         self._stopping = threading.Event()
         self._last: dict[TargetKey, datetime] = {}
-        self._known: set[TargetKey] = set()
+        self._known: dict[TargetKey, Origin] = {}
         self._duplicates: set[tuple[TargetKey, str]] = set()
         self._was_leader: bool | None = None
         self._health = _Health()
@@ -171,6 +179,7 @@ class Daemon:
     def refresh(self) -> list[Target]:
         """Every source's targets, merged (the custom resource wins a clash); vanished targets forgotten."""
         groups = []
+        failed = False
         for source in self.sources:
             try:
                 groups.append(source.refresh())
@@ -178,6 +187,7 @@ class Daemon:
                 log.exception("source_failed", origin=str(source.origin))
                 self.observer.error("source")
                 groups.append([])
+                failed = True
             self.observer.set_specs(str(source.origin), source.counts())
         targets, duplicates = merge(groups)
         current = {(d.key, d.ignored) for d in duplicates}
@@ -186,15 +196,32 @@ class Daemon:
                 log.warning("spec_duplicate", target=str(dup.key), kept=dup.kept, ignored=dup.ignored)
                 self.observer.error("spec_duplicate")
         self._duplicates = current
-        keys = {t.key for t in targets}
-        for gone in self._known - keys:
+        known = {t.key: t.origin for t in targets}
+        for gone in sorted(self._known.keys() - known.keys()):
             log.info("target_removed", target=str(gone))
             self._last.pop(gone, None)
             self.observer.forget(gone)
             self.recorder.forget(gone)
             self.reconciler.forget(gone)
-        self._known = keys
+            if self._known[gone] == Origin.FILE and not failed:
+                self._delete_state(gone)
+        self._known = known
         return targets
+
+    def _delete_state(self, key: TargetKey) -> None:
+        """A file spec removed from its source: its stored state goes too (the leader's job; a re-added spec
+        starts afresh, as a deleted and re-created HPA does)."""
+        from autoscaler.kube.errors import KubeError
+
+        if self.states is None or (self.elector is not None and not self.elector.is_leader()):
+            return
+        try:
+            self.states.delete(key.namespace, key.name)
+        except KubeError as err:  # not retried: `kubectl delete configmap -l` cleans up (docs/daemon.md)
+            log.warning("state_delete_failed", target=str(key), error=str(err))
+            self.observer.error("state_delete")
+        else:
+            log.info("state_deleted", target=str(key))
 
     def _leading(self) -> bool:
         leading = self.elector is None or self.elector.is_leader()
@@ -480,6 +507,7 @@ def build(config: DaemonConfig, *, kubeconfig: str | None = None, plan: bool = F
     reader = MetricsReader(config.metrics, on_query=observer.on_query)
     closers.append(reader.close)
     events = None if plan else EventRecorder(kube)
+    states = ConfigMapStateStore(kube, namespace=daemon_config.state_namespace(config))
     reconciler = Reconciler(
         settings=daemon_config.core_settings(config),
         reader=reader,
@@ -488,7 +516,7 @@ def build(config: DaemonConfig, *, kubeconfig: str | None = None, plan: bool = F
         scales=ScaleClient(kube),
         events=events,
         status=None if plan else StatusWriter(kube),
-        states=ConfigMapStateStore(kube, namespace=daemon_config.state_namespace(config)),
+        states=states,
         write_concurrency=config.concurrency.writes,
         may_write=may_write,
         state_refresh_seconds=config.state.refresh_seconds,
@@ -520,6 +548,7 @@ def build(config: DaemonConfig, *, kubeconfig: str | None = None, plan: bool = F
         leadership_changed=leadership_changed,
         http_address=None if plan else config.http.listen_address,
         closers=closers,
+        states=None if plan else states,
     )
 
 
