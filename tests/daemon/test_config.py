@@ -193,8 +193,8 @@ BAD = [
     pytest.param("controller: {tolerance: -1}", "controller.tolerance", "greater than or equal to 0", id="tolerance"),
     pytest.param("controller: {featureGates: {Nope: true}}", "controller.featureGates", "unknown feature gate 'Nope'",
                  id="an unknown gate"),
-    pytest.param("controller: {configurableTolerance: true}", "controller.configurableTolerance", "has moved",
-                 id="a moved setting"),
+    pytest.param("controller: {configurableTolerance: true}", "controller.configurableTolerance",
+                 "has moved: set featureGates.HPAConfigurableTolerance beside it instead", id="a moved setting"),
     pytest.param("http: 8080", "http", "must be an object", id="a section that is not a mapping"),
 ]  # fmt: skip
 
