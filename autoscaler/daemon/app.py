@@ -40,12 +40,33 @@ log = structlog.get_logger(__name__)
 CACHE_SYNC_TIMEOUT_SECONDS = 300.0
 # /healthz: the loop is alive while its last tick ended within this many tick periods (+ that tick's length).
 HEALTHY_TICKS = 3
+# `autoscaler run` interrupted by SIGINT before the loop started: 128 + SIGINT, as a shell reports Ctrl-C.
+EXIT_SIGINT = 128 + 2
 # The Warning Event on a PrometheusAutoscaler object that does not validate.
 INVALID_SPEC_REASON = "InvalidSpec"
 
 
 class StartupError(Exception):
     """The daemon cannot start (bad settings, API server unreachable, caches never synced): one clear line."""
+
+
+class StartupInterrupted(BaseException):
+    """SIGINT or SIGTERM before the loop started (a BaseException, as KeyboardInterrupt: no handler takes it)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _interrupt_startup(signum: int, frame: FrameType | None) -> None:
+    raise StartupInterrupted(signum)
+
+
+def _on_startup_signals() -> None:
+    """Until the loop runs, SIGINT and SIGTERM end the start-up (waits on the API server and caches included)."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _interrupt_startup)
+        signal.signal(signal.SIGINT, _interrupt_startup)
 
 
 class TickReconciler(Protocol):
@@ -393,11 +414,12 @@ def run(daemon: Daemon, *, stop: threading.Event | None = None) -> int:
         log.info("signal_received", signal=signal.Signals(signum).name)
         stop.set()
 
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, on_signal)
-        signal.signal(signal.SIGINT, on_signal)
+    _on_startup_signals()
     try:
         daemon.start()
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, on_signal)
+            signal.signal(signal.SIGINT, on_signal)
     except OSError as err:  # a socket or file the start needed (each known one has its own message)
         daemon.stop()
         raise StartupError(f"cannot start: {err}") from err
@@ -566,7 +588,11 @@ def load(config_path: str) -> DaemonConfig:
 
 
 def main_run(config_path: str, *, kubeconfig: str | None = None) -> int:
-    """`autoscaler run`: load the settings, build the daemon, run it. Start-up failures are one line, exit 1."""
+    """`autoscaler run`: load the settings, build the daemon, run it. Start-up failures are one line, exit 1.
+
+    SIGINT during start-up exits 130 (as Ctrl-C does), SIGTERM 0 (as after start), each with a log line.
+    """
+    _on_startup_signals()
     try:
         config = load(config_path)
         try:
@@ -577,3 +603,6 @@ def main_run(config_path: str, *, kubeconfig: str | None = None) -> int:
     except StartupError as err:
         print(f"autoscaler run: {err}", file=sys.stderr)
         return 1
+    except StartupInterrupted as err:
+        log.warning("startup_interrupted", signal=str(err), message="interrupted during start-up")
+        return EXIT_SIGINT if err.signum == signal.SIGINT else 0
