@@ -31,7 +31,7 @@ from autoscaler.daemon.config import DaemonConfig
 from autoscaler.daemon.model import Origin, Target, TargetKey, TickReport
 from autoscaler.daemon.observe import Observer
 from autoscaler.daemon.recorder import FlightRecorder
-from autoscaler.daemon.server import Check, Endpoints, HttpServer
+from autoscaler.daemon.server import Check, Endpoints, HttpServer, RequestError
 from autoscaler.daemon.sources import FileSource, ResourceSource, SpecProblem, SpecSource, TargetDefaults, merge
 
 log = structlog.get_logger(__name__)
@@ -332,10 +332,16 @@ class Daemon:
         return Check(True, "ok: leader" if self.elector.is_leader() else "ok: standby")
 
     def _snapshots(self, target: str | None) -> Any:
+        """The flight recorder's entries; of one target ("namespace/name") when given: 400 malformed, 404 unknown."""
         if target is None:
             return self.recorder.snapshots()
         namespace, _, name = target.partition("/")
-        return self.recorder.snapshots(TargetKey(namespace, name))
+        if not namespace or not name or "/" in name:
+            raise RequestError(400, f"target must be namespace/name, not {target!r}")
+        key = TargetKey(namespace, name)
+        if key not in self._known:
+            raise RequestError(404, f"no target {key}: not among the specs this daemon runs")
+        return self.recorder.snapshots(key)
 
     # --- start and stop ------------------------------------------------------------------------------
 
