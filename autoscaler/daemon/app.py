@@ -40,6 +40,8 @@ log = structlog.get_logger(__name__)
 CACHE_SYNC_TIMEOUT_SECONDS = 300.0
 # /healthz: the loop is alive while its last tick ended within this many tick periods (+ that tick's length).
 HEALTHY_TICKS = 3
+# A skipped tick (overrun, missed) is logged at most once in this many seconds, with the count since.
+SKIP_LOG_SECONDS = 60.0
 # `autoscaler run` interrupted by SIGINT before the loop started: 128 + SIGINT, as a shell reports Ctrl-C.
 EXIT_SIGINT = 128 + 2
 # The Warning Event on a PrometheusAutoscaler object that does not validate.
@@ -183,6 +185,9 @@ class Daemon:
         self._was_leader: bool | None = None
         self._health = _Health()
         self._scheduler: BackgroundScheduler | None = None
+        self._skip_lock = threading.Lock()
+        self._skips: dict[str, int] = {}  # by reason: skipped since the last line logged
+        self._skip_logged: dict[str, float] = {}  # by reason: monotonic time of the last line
         self.http: HttpServer | None = None
         if http_address is not None:
             endpoints = Endpoints(
@@ -387,6 +392,16 @@ class Daemon:
     def _skipped(self, event: JobExecutionEvent) -> None:
         reason = "overrun" if event.code == EVENT_JOB_MAX_INSTANCES else "missed"
         self.observer.skipped_tick(reason)
+        now = self._monotonic()
+        with self._skip_lock:
+            skipped = self._skips[reason] = self._skips.get(reason, 0) + 1
+            last = self._skip_logged.get(reason)
+            if last is not None and now - last < SKIP_LOG_SECONDS:
+                return
+            self._skips[reason] = 0
+            self._skip_logged[reason] = now
+        # One line a minute at most, with how many were skipped since the last one (this one included).
+        log.warning(f"tick_{reason}", skipped=skipped, tick_seconds=self.tick_seconds)
 
     def stop(self) -> bool:
         """Stop scheduling, wait up to the grace for the tick in flight, release the lease, stop everything.
