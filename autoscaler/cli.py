@@ -194,7 +194,7 @@ def _run(argv: list[str]) -> int:
         # The emulator owns its options (see `autoscaler emulator --help`).
         from autoscaler.sim.apiserver import main as emulator_main
 
-        return emulator_main(argv[1:])
+        return emulator_main(argv[1:], prog="autoscaler emulator")
     args = _parser().parse_args(argv)
     if args.command == "replay":
         from autoscaler.replay import run
