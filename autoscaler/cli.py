@@ -132,7 +132,9 @@ def _parser() -> argparse.ArgumentParser:
         help="run the autoscaler daemon (docs/daemon.md)",
         description="Run the daemon: watch the specs, reconcile the due targets every tick, serve /metrics, "
         "/healthz, /readyz and /debug/snapshots. SIGTERM or Ctrl-C: finish the tick in flight (within "
-        "shutdownGraceSeconds), release the lease, exit 0. Exit status 1: it could not start (one line says why).",
+        "shutdownGraceSeconds), release the lease, exit 0. Exit status 1: it could not start (one line says why); "
+        "during start-up (waiting for the API server or the caches) SIGTERM exits 0 and Ctrl-C 130, each logged "
+        "as startup_interrupted.",
     )
     run.add_argument("--config", required=True, metavar="FILE", help="the daemon's settings (YAML)")
     run.add_argument("--kubeconfig", metavar="PATH", help="a kubeconfig file (default: in-cluster, else $KUBECONFIG)")
@@ -192,7 +194,7 @@ def _run(argv: list[str]) -> int:
         # The emulator owns its options (see `autoscaler emulator --help`).
         from autoscaler.sim.apiserver import main as emulator_main
 
-        return emulator_main(argv[1:])
+        return emulator_main(argv[1:], prog="autoscaler emulator")
     args = _parser().parse_args(argv)
     if args.command == "replay":
         from autoscaler.replay import run

@@ -28,10 +28,10 @@ from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
 
 from autoscaler.daemon.config import DaemonConfig
-from autoscaler.daemon.model import Target, TargetKey, TickReport
+from autoscaler.daemon.model import Origin, Target, TargetKey, TickReport
 from autoscaler.daemon.observe import Observer
 from autoscaler.daemon.recorder import FlightRecorder
-from autoscaler.daemon.server import Check, Endpoints, HttpServer
+from autoscaler.daemon.server import Check, Endpoints, HttpServer, RequestError
 from autoscaler.daemon.sources import FileSource, ResourceSource, SpecProblem, SpecSource, TargetDefaults, merge
 
 log = structlog.get_logger(__name__)
@@ -40,12 +40,35 @@ log = structlog.get_logger(__name__)
 CACHE_SYNC_TIMEOUT_SECONDS = 300.0
 # /healthz: the loop is alive while its last tick ended within this many tick periods (+ that tick's length).
 HEALTHY_TICKS = 3
+# A skipped tick (overrun, missed) is logged at most once in this many seconds, with the count since.
+SKIP_LOG_SECONDS = 60.0
+# `autoscaler run` interrupted by SIGINT before the loop started: 128 + SIGINT, as a shell reports Ctrl-C.
+EXIT_SIGINT = 128 + 2
 # The Warning Event on a PrometheusAutoscaler object that does not validate.
 INVALID_SPEC_REASON = "InvalidSpec"
 
 
 class StartupError(Exception):
     """The daemon cannot start (bad settings, API server unreachable, caches never synced): one clear line."""
+
+
+class StartupInterrupted(BaseException):
+    """SIGINT or SIGTERM before the loop started (a BaseException, as KeyboardInterrupt: no handler takes it)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _interrupt_startup(signum: int, frame: FrameType | None) -> None:
+    raise StartupInterrupted(signum)
+
+
+def _on_startup_signals() -> None:
+    """Until the loop runs, SIGINT and SIGTERM end the start-up (waits on the API server and caches included)."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _interrupt_startup)
+        signal.signal(signal.SIGINT, _interrupt_startup)
 
 
 class TickReconciler(Protocol):
@@ -66,6 +89,12 @@ class Cache(Protocol):
     def has_synced(self) -> bool: ...
 
     def wait_for_sync(self, timeout: float | None = None) -> bool: ...
+
+
+class StateStore(Protocol):
+    """`kube.state.ConfigMapStateStore`: the stored state of file specs."""
+
+    def delete(self, namespace: str, name: str) -> None: ...
 
 
 class Elector(Protocol):
@@ -131,6 +160,7 @@ class Daemon:
         monotonic: Callable[[], float] = time.monotonic,
         cache_sync_timeout_seconds: float = CACHE_SYNC_TIMEOUT_SECONDS,
         closers: Sequence[Callable[[], None]] = (),
+        states: StateStore | None = None,
     ) -> None:
         self.reconciler = reconciler
         self.sources = list(sources)
@@ -140,6 +170,7 @@ class Daemon:
         self.shutdown_grace_seconds = shutdown_grace_seconds
         self.caches = list(caches)
         self.elector = elector
+        self.states = states
         # Set by the elector's callbacks (its own thread); the tick acts on it (forget, re-evaluate all).
         self._leadership_changed = leadership_changed or threading.Event()
         self._clock = clock
@@ -149,28 +180,32 @@ class Daemon:
         self._tick_lock = threading.Lock()
         self._stopping = threading.Event()
         self._last: dict[TargetKey, datetime] = {}
-        self._known: set[TargetKey] = set()
+        self._known: dict[TargetKey, Origin] = {}
         self._duplicates: set[tuple[TargetKey, str]] = set()
         self._was_leader: bool | None = None
         self._health = _Health()
         self._scheduler: BackgroundScheduler | None = None
+        self._skip_lock = threading.Lock()
+        self._skips: dict[str, int] = {}  # by reason: skipped since the last line logged
+        self._skip_logged: dict[str, float] = {}  # by reason: monotonic time of the last line
         self.http: HttpServer | None = None
         if http_address is not None:
-            self.http = HttpServer(
-                http_address,
-                Endpoints(
-                    metrics=observer.exposition,
-                    healthz=self.healthz,
-                    readyz=self.readyz,
-                    snapshots=self._snapshots,
-                ),
+            endpoints = Endpoints(
+                metrics=observer.exposition, healthz=self.healthz, readyz=self.readyz, snapshots=self._snapshots
             )
+            try:
+                self.http = HttpServer(http_address, endpoints)
+            except ValueError as err:
+                raise StartupError(f"http.listenAddress: {err}") from err
+            except OSError as err:  # the address is in use, not ours to bind, or not an address of this host
+                raise StartupError(f"cannot listen on {http_address}: {err.strerror or err}") from err
 
     # --- one tick ------------------------------------------------------------------------------------
 
     def refresh(self) -> list[Target]:
         """Every source's targets, merged (the custom resource wins a clash); vanished targets forgotten."""
         groups = []
+        failed = False
         for source in self.sources:
             try:
                 groups.append(source.refresh())
@@ -178,6 +213,7 @@ class Daemon:
                 log.exception("source_failed", origin=str(source.origin))
                 self.observer.error("source")
                 groups.append([])
+                failed = True
             self.observer.set_specs(str(source.origin), source.counts())
         targets, duplicates = merge(groups)
         current = {(d.key, d.ignored) for d in duplicates}
@@ -186,15 +222,32 @@ class Daemon:
                 log.warning("spec_duplicate", target=str(dup.key), kept=dup.kept, ignored=dup.ignored)
                 self.observer.error("spec_duplicate")
         self._duplicates = current
-        keys = {t.key for t in targets}
-        for gone in self._known - keys:
+        known = {t.key: t.origin for t in targets}
+        for gone in sorted(self._known.keys() - known.keys()):
             log.info("target_removed", target=str(gone))
             self._last.pop(gone, None)
             self.observer.forget(gone)
             self.recorder.forget(gone)
             self.reconciler.forget(gone)
-        self._known = keys
+            if self._known[gone] == Origin.FILE and not failed:
+                self._delete_state(gone)
+        self._known = known
         return targets
+
+    def _delete_state(self, key: TargetKey) -> None:
+        """A file spec removed from its source: its stored state goes too (the leader's job; a re-added spec
+        starts afresh, as a deleted and re-created HPA does)."""
+        from autoscaler.kube.errors import KubeError
+
+        if self.states is None or (self.elector is not None and not self.elector.is_leader()):
+            return
+        try:
+            self.states.delete(key.namespace, key.name)
+        except KubeError as err:  # not retried: `kubectl delete configmap -l` cleans up (docs/daemon.md)
+            log.warning("state_delete_failed", target=str(key), error=str(err))
+            self.observer.error("state_delete")
+        else:
+            log.info("state_deleted", target=str(key))
 
     def _leading(self) -> bool:
         leading = self.elector is None or self.elector.is_leader()
@@ -297,10 +350,16 @@ class Daemon:
         return Check(True, "ok: leader" if self.elector.is_leader() else "ok: standby")
 
     def _snapshots(self, target: str | None) -> Any:
+        """The flight recorder's entries; of one target ("namespace/name") when given: 400 malformed, 404 unknown."""
         if target is None:
             return self.recorder.snapshots()
         namespace, _, name = target.partition("/")
-        return self.recorder.snapshots(TargetKey(namespace, name))
+        if not namespace or not name or "/" in name:
+            raise RequestError(400, f"target must be namespace/name, not {target!r}")
+        key = TargetKey(namespace, name)
+        if key not in self._known:
+            raise RequestError(404, f"no target {key}: not among the specs this daemon runs")
+        return self.recorder.snapshots(key)
 
     # --- start and stop ------------------------------------------------------------------------------
 
@@ -346,6 +405,16 @@ class Daemon:
     def _skipped(self, event: JobExecutionEvent) -> None:
         reason = "overrun" if event.code == EVENT_JOB_MAX_INSTANCES else "missed"
         self.observer.skipped_tick(reason)
+        now = self._monotonic()
+        with self._skip_lock:
+            skipped = self._skips[reason] = self._skips.get(reason, 0) + 1
+            last = self._skip_logged.get(reason)
+            if last is not None and now - last < SKIP_LOG_SECONDS:
+                return
+            self._skips[reason] = 0
+            self._skip_logged[reason] = now
+        # One line a minute at most, with how many were skipped since the last one (this one included).
+        log.warning(f"tick_{reason}", skipped=skipped, tick_seconds=self.tick_seconds)
 
     def stop(self) -> bool:
         """Stop scheduling, wait up to the grace for the tick in flight, release the lease, stop everything.
@@ -379,11 +448,15 @@ def run(daemon: Daemon, *, stop: threading.Event | None = None) -> int:
         log.info("signal_received", signal=signal.Signals(signum).name)
         stop.set()
 
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, on_signal)
-        signal.signal(signal.SIGINT, on_signal)
+    _on_startup_signals()
     try:
         daemon.start()
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, on_signal)
+            signal.signal(signal.SIGINT, on_signal)
+    except OSError as err:  # a socket or file the start needed (each known one has its own message)
+        daemon.stop()
+        raise StartupError(f"cannot start: {err}") from err
     except BaseException:
         daemon.stop()
         raise
@@ -469,7 +542,10 @@ def build(config: DaemonConfig, *, kubeconfig: str | None = None, plan: bool = F
     caches: list[Cache] = [pods, workloads]
     observer = Observer()
     flight = config.flight_recorder
-    recorder = FlightRecorder(flight.size, flight.directory)
+    try:
+        recorder = FlightRecorder(flight.size, flight.directory)
+    except OSError as err:
+        raise StartupError(f"flightRecorder.directory {flight.directory}: {err.strerror or err}") from err
     leadership_changed = threading.Event()
     elector: LeaderElector | None = None
     if config.leader_election.enabled and not plan:
@@ -487,6 +563,7 @@ def build(config: DaemonConfig, *, kubeconfig: str | None = None, plan: bool = F
     reader = MetricsReader(config.metrics, on_query=observer.on_query)
     closers.append(reader.close)
     events = None if plan else EventRecorder(kube)
+    states = ConfigMapStateStore(kube, namespace=daemon_config.state_namespace(config))
     reconciler = Reconciler(
         settings=daemon_config.core_settings(config),
         reader=reader,
@@ -495,7 +572,7 @@ def build(config: DaemonConfig, *, kubeconfig: str | None = None, plan: bool = F
         scales=ScaleClient(kube),
         events=events,
         status=None if plan else StatusWriter(kube),
-        states=ConfigMapStateStore(kube, namespace=daemon_config.state_namespace(config)),
+        states=states,
         write_concurrency=config.concurrency.writes,
         may_write=may_write,
         state_refresh_seconds=config.state.refresh_seconds,
@@ -527,6 +604,7 @@ def build(config: DaemonConfig, *, kubeconfig: str | None = None, plan: bool = F
         leadership_changed=leadership_changed,
         http_address=None if plan else config.http.listen_address,
         closers=closers,
+        states=None if plan else states,
     )
 
 
@@ -544,11 +622,21 @@ def load(config_path: str) -> DaemonConfig:
 
 
 def main_run(config_path: str, *, kubeconfig: str | None = None) -> int:
-    """`autoscaler run`: load the settings, build the daemon, run it. Start-up failures are one line, exit 1."""
+    """`autoscaler run`: load the settings, build the daemon, run it. Start-up failures are one line, exit 1.
+
+    SIGINT during start-up exits 130 (as Ctrl-C does), SIGTERM 0 (as after start), each with a log line.
+    """
+    _on_startup_signals()
     try:
         config = load(config_path)
-        daemon = build(config, kubeconfig=kubeconfig)
+        try:
+            daemon = build(config, kubeconfig=kubeconfig)
+        except OSError as err:  # a file or socket the start needed (each known one has its own message)
+            raise StartupError(f"cannot start: {err}") from err
         return run(daemon)
     except StartupError as err:
         print(f"autoscaler run: {err}", file=sys.stderr)
         return 1
+    except StartupInterrupted as err:
+        log.warning("startup_interrupted", signal=str(err), message="interrupted during start-up")
+        return EXIT_SIGINT if err.signum == signal.SIGINT else 0

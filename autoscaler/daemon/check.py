@@ -79,10 +79,13 @@ def check_config(
                 invalid += 1 if problems else 0
             else:  # not a Kubernetes object, or not readable
                 others += 1
-    verdict = "valid" if not settings_problems else f"{len(settings_problems)} problem(s)"
-    if config is None:
-        verdict += "; bindings not checked"
-    summary = f"settings {settings}: {verdict}; {checked - invalid} of {checked} autoscaler(s) valid"
+    summary = f"settings {settings}: " + ("valid" if not settings_problems else f"{len(settings_problems)} problem(s)")
+    if config is None and not files:
+        summary += "; specs not checked: the settings are invalid"
+    else:
+        if config is None:  # the FILEs given are checked alone, their bindings need settings that load
+            summary += "; the specs it names not checked: the settings are invalid; bindings not checked"
+        summary += f"; {checked - invalid} of {checked} autoscaler(s) valid"
     if others:
         summary += f"; {others} other document(s) not valid"
     if bad:

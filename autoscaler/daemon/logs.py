@@ -3,7 +3,8 @@
 `configure_logging` sets it up once, at start: JSON lines (`timestamp` in ISO 8601 UTC, `level`, `logger`,
 `event`, then the event's keys) or structlog's console renderer for a person at a terminal. structlog loggers
 go through the standard library (each is a stdlib logger named after its module), so the kubernetes client's,
-urllib3's and APScheduler's records come out in the same format, at WARNING and above. Loggers are not
+urllib3's and APScheduler's records come out in the same format, at WARNING and above (APScheduler's
+scheduler and executors at ERROR). Loggers are not
 cached, so `structlog.testing.capture_logs` keeps working in tests. This module decides nothing else.
 """
 
@@ -19,6 +20,9 @@ LogFormat = Literal["auto", "json", "console"]
 LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
 # Libraries whose INFO and DEBUG records would drown the daemon's own lines.
 QUIET_LIBRARIES = ("kubernetes", "urllib3", "apscheduler", "requests")
+# APScheduler's warnings about skipped and late runs repeat on every tick the daemon already counts
+# (autoscaler_ticks_skipped_total) and logs itself, once a minute (tick_overrun, tick_missed): errors only.
+SCHEDULER_LOGGERS = ("apscheduler.scheduler", "apscheduler.executors")
 
 
 class _Handler(logging.StreamHandler):  # type: ignore[type-arg]  # generic in the stubs only
@@ -73,6 +77,8 @@ def configure_logging(format: LogFormat, level: str, stream: IO[str] | None = No
     root.setLevel(threshold)
     for name in QUIET_LIBRARIES:
         logging.getLogger(name).setLevel(max(threshold, logging.WARNING))
+    for name in SCHEDULER_LOGGERS:
+        logging.getLogger(name).setLevel(max(threshold, logging.ERROR))
 
 
 def _leading_keys(logger: object, method: str, event: structlog.types.EventDict) -> structlog.types.EventDict:

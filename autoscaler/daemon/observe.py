@@ -89,6 +89,32 @@ def decision_reason(decision: Decision | None, *, error_type: str = "") -> str:
     return able.reason if able is not None else "Unknown"
 
 
+# A decision's own failure, by the reason of its False condition: the error_type the daemon reports for it.
+_REASON_ERROR_TYPES = {"FailedGetScale": "scale", "InvalidSelector": "selector", "AmbiguousSelector": "selector"}
+
+
+def outcome_error(outcome: TargetOutcome) -> tuple[str, str]:
+    """(error, error_type) of a target's tick, ("", "") when none: the outcome's, else the decision's own.
+
+    A decision's error_type: "scale" (its scale could not be read), "selector" (InvalidSelector,
+    AmbiguousSelector), "metrics" (a metric failed, even when the others still decided), else "decision".
+    """
+    decision = outcome.decision
+    if outcome.error_type or outcome.error:
+        error = outcome.error or (decision.error if decision is not None and decision.error else "")
+        return error, outcome.error_type or "internal"
+    if decision is None:
+        return "", ""
+    failed = [m for m in decision.metrics if m.error is not None]
+    if decision.error is None and not failed:
+        return "", ""
+    error = decision.error or "; ".join(f"{m.name}: {m.error}" for m in failed)
+    for condition in decision.conditions:
+        if condition.status == "False" and condition.reason in _REASON_ERROR_TYPES:
+            return error, _REASON_ERROR_TYPES[condition.reason]
+    return error, "metrics" if failed else "decision"
+
+
 class Observer:
     """The daemon's metrics and its per-target log line. Thread-safe."""
 
@@ -170,7 +196,7 @@ class Observer:
             metric_queries=report.metric_queries,
             metric_seconds=round(report.metric_seconds, 4),
             duration_seconds=round(report.seconds, 4),
-            errors=sum(1 for o in report.outcomes if o.error_type),
+            errors=sum(1 for o in report.outcomes if outcome_error(o)[1]),
         )
 
     def tick_done(self, *, role: str, ended_at: float) -> None:
@@ -214,8 +240,9 @@ class Observer:
         series.add((self.last_evaluation, (ns, name)))
         if outcome.wrote_scale:
             self.scale_writes.labels(ns, name).inc()
-        if outcome.error_type:
-            self.errors.labels(type=outcome.error_type).inc()
+        error, error_type = outcome_error(outcome)
+        if error_type:
+            self.errors.labels(type=error_type).inc()
         with self._lock:
             stale = self._series.get(key, set()) - series
             self._series[key] = series
@@ -235,10 +262,10 @@ class Observer:
             "metrics": metrics,
             "seconds": round(outcome.seconds, 4),
         }
-        if outcome.error or outcome.error_type:
-            fields["error"] = outcome.error
-            fields["error_type"] = outcome.error_type
-        (log.warning if outcome.error_type else log.info)("decision", **fields)
+        if error_type:
+            fields["error"] = error
+            fields["error_type"] = error_type
+        (log.warning if error_type else log.info)("decision", **fields)
 
     def forget(self, key: TargetKey) -> None:
         """Remove every series of a target that no longer exists."""

@@ -14,7 +14,7 @@ from typing import IO, Any
 
 from autoscaler.daemon.app import Daemon, StartupError
 from autoscaler.daemon.model import TickReport
-from autoscaler.daemon.observe import decision_reason, metric_line
+from autoscaler.daemon.observe import decision_reason, metric_line, outcome_error
 from autoscaler.spec.render import decision as render_decision
 
 COLUMNS = ("TARGET", "REFERENCE", "CURRENT", "DESIRED", "METRICS", "REASON")
@@ -32,8 +32,6 @@ def rows(report: TickReport) -> list[tuple[str, ...]]:
         d = o.decision
         metrics = ", ".join(metric_line(m) for m in d.metrics) if d is not None else ""
         reason = decision_reason(d, error_type=o.error_type)
-        if o.error:
-            reason += f": {o.error}"
         current = "" if d is None or d.current_replicas is None else str(d.current_replicas)
         desired = "" if d is None or d.desired_replicas is None else str(d.desired_replicas)
         out.append((str(o.key), _reference(o), current, desired, metrics or "-", reason))
@@ -41,12 +39,16 @@ def rows(report: TickReport) -> list[tuple[str, ...]]:
 
 
 def table(report: TickReport) -> str:
-    """The rows under COLUMNS, left-aligned columns two spaces apart (as kubectl prints)."""
+    """The rows under COLUMNS, left-aligned columns two spaces apart (as kubectl prints); an error under its row."""
     lines = [COLUMNS, *rows(report)]
     widths = [max(len(line[i]) for line in lines) for i in range(len(COLUMNS) - 1)]
-    return "\n".join(
-        "  ".join([*(c.ljust(w) for c, w in zip(line, widths, strict=False)), line[-1]]).rstrip() for line in lines
-    )
+    errors = [("", ""), *(outcome_error(o) for o in report.outcomes)]
+    out = []
+    for line, (error, error_type) in zip(lines, errors, strict=True):
+        out.append("  ".join([*(c.ljust(w) for c, w in zip(line, widths, strict=False)), line[-1]]).rstrip())
+        if error_type:
+            out.append(f"  error ({error_type}): {error}")
+    return "\n".join(out)
 
 
 def as_json(report: TickReport) -> list[dict[str, Any]]:
@@ -54,6 +56,7 @@ def as_json(report: TickReport) -> list[dict[str, Any]]:
     out = []
     for o in report.outcomes:
         key, d = o.key, o.decision
+        error, error_type = outcome_error(o)
         out.append(
             {
                 "target": str(key),
@@ -61,8 +64,8 @@ def as_json(report: TickReport) -> list[dict[str, Any]]:
                 "source": o.target.source,
                 "reference": _reference(o),
                 "reason": decision_reason(d, error_type=o.error_type),
-                "error": o.error or None,
-                "errorType": o.error_type or None,
+                "error": error or None,
+                "errorType": error_type or None,
                 "decision": (
                     render_decision(
                         d, now=report.started, name=key.name, namespace=key.namespace, source=o.target.source
@@ -82,7 +85,7 @@ def plan(
     out: IO[str] = sys.stdout,
     clock: Callable[[], datetime] = lambda: datetime.now(UTC),
 ) -> int:
-    """Start the caches, read every target once with write=False, print it; 0 unless a target failed."""
+    """Start the caches, read every target once with write=False, print it; 1 when a target had an error."""
     try:
         daemon.start_caches()
         targets = daemon.refresh()
@@ -94,7 +97,7 @@ def plan(
         out.write("\n")
     else:
         print(table(report), file=out)
-    return 1 if any(o.error_type for o in report.outcomes) else 0
+    return 1 if any(outcome_error(o)[1] for o in report.outcomes) else 0
 
 
 def main_plan(config_path: str, *, kubeconfig: str | None = None, output: str = "text") -> int:
@@ -102,7 +105,10 @@ def main_plan(config_path: str, *, kubeconfig: str | None = None, output: str = 
     from autoscaler.daemon.app import build, load
 
     try:
-        daemon = build(load(config_path), kubeconfig=kubeconfig, plan=True)
+        try:
+            daemon = build(load(config_path), kubeconfig=kubeconfig, plan=True)
+        except OSError as err:  # a file the start needed (each known one has its own message)
+            raise StartupError(f"cannot start: {err}") from err
         return plan(daemon, output=output)
     except StartupError as err:
         print(f"autoscaler plan: {err}", file=sys.stderr)

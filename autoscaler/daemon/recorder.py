@@ -32,21 +32,25 @@ def _stamp(when: datetime) -> str:
 
 
 class FlightRecorder:
-    """The last `size` snapshots per target, in memory and optionally in `directory`. Thread-safe."""
+    """The last `size` snapshots per target (0: none), in memory and optionally in `directory`. Thread-safe."""
 
     def __init__(self, size: int = 10, directory: str = "") -> None:
-        if size < 1:
-            raise ValueError(f"flight recorder size must be at least 1, not {size}")
+        if size < 0:
+            raise ValueError(f"flight recorder size must not be negative, not {size}")
         self.size = size
         self.directory = directory
         self._lock = threading.Lock()
         self._entries: dict[TargetKey, deque[dict[str, Any]]] = {}
-        if directory:
+        if directory and size:
+            # OSError when the directory cannot be made or written: found at start, not at the first decision.
             os.makedirs(directory, exist_ok=True)
+            fd, probe = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=directory)
+            os.close(fd)
+            os.unlink(probe)
 
     def record(self, outcome: TargetOutcome, *, now: datetime) -> None:
         """Keep the outcome's snapshot (an outcome without one, e.g. a spec that could not be read, is skipped)."""
-        if outcome.snapshot is None:
+        if outcome.snapshot is None or self.size == 0:
             return
         key = outcome.key
         rendered = (

@@ -2,8 +2,8 @@
 
 `/metrics` (the Prometheus text format), `/healthz` (the loop is ticking), `/readyz` (specs loaded, caches
 synced, leader or healthy standby), `/debug/snapshots` (the flight recorder as JSON, `?target=ns/name` for
-one target); anything else is 404. Each answer comes from a callable the daemon passes in: this module only
-serves, it must not compute health nor read the cluster.
+one target: 400 when malformed, 404 when unknown); anything else is 404. Each answer comes from a callable
+the daemon passes in: this module only serves, it must not compute health nor read the cluster.
 """
 
 from __future__ import annotations
@@ -37,6 +37,15 @@ class Endpoints:
     healthz: Callable[[], Check]
     readyz: Callable[[], Check]
     snapshots: Callable[[str | None], Any]
+
+
+class RequestError(Exception):
+    """An answer callable's refusal of a request: its HTTP status (400, 404) and the reason, one line."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
 
 
 def parse_address(text: str) -> tuple[str, int]:
@@ -89,6 +98,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send(200, body, "application/json")
             else:
                 self._send(404, b"not found\n", "text/plain; charset=utf-8")
+        except RequestError as err:
+            self._send(err.status, (err.message + "\n").encode(), "text/plain; charset=utf-8")
         except Exception as err:  # one bad answer must not take the server down
             log.exception("http_handler_failed", path=url.path)
             self._send(500, f"internal error: {type(err).__name__}\n".encode(), "text/plain; charset=utf-8")

@@ -238,8 +238,10 @@ class FileSource:
         return self._loaded
 
     def counts(self) -> Mapping[str, int]:
-        """Specs by state: valid (running) and files broken (keeping their last good version, if any)."""
-        return {"valid": len(self._targets), "invalid": sum(1 for s in self._files.values() if s.broken)}
+        """Specs by state: valid (running); invalid: files broken (keeping their last good version, if any) and
+        configured paths that do not exist."""
+        broken = sum(1 for s in self._files.values() if s.broken)
+        return {"valid": len(self._targets), "invalid": broken + len(self._missing)}
 
     def _expand(self) -> list[str]:
         files: list[str] = []

@@ -11,6 +11,7 @@ This module must not compute any of the values it stores.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import threading
@@ -176,6 +177,23 @@ class ConfigMapStateStore:
         return self._kube.request_json(
             self._kube.core.create_namespaced_config_map, self.namespace, body, context=self._context("create", cm)
         )
+
+    def delete(self, namespace: str, name: str) -> None:
+        """Delete the stored status of spec `namespace/name` (its spec is gone); one already absent is fine."""
+        cm = state_name(namespace, name)
+        with contextlib.suppress(NotFound):  # already absent
+            call_with_retries(
+                lambda: self._kube.request_json(
+                    self._kube.core.delete_namespaced_config_map,
+                    cm,
+                    self.namespace,
+                    context=self._context("delete", cm),
+                ),
+                budget=self._budget,
+                sleep=self._sleep,
+            )
+        with self._lock:
+            self._versions[cm] = ""  # absent: the next save creates it
 
     def forget(self) -> None:
         """Drop the remembered resourceVersions (they are read again when next needed)."""

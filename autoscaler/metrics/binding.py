@@ -24,6 +24,8 @@ def check_binding(
         return problems
     if binding.server is not None and binding.server not in settings.servers:
         problems.append(f"prometheus.server: no server named {binding.server!r} in metrics.servers")
+    elif binding.server is None and not settings.servers:
+        problems.append("prometheus.server: no Prometheus server is configured in metrics.servers")
     elif binding.server is None and settings.default_server_name() is None:
         problems.append("prometheus.server: required, metrics.defaultServer is not set")
     if binding.template is not None and binding.template not in settings.templates:

@@ -93,7 +93,7 @@ class SettingsModel(BaseModel):
     @field_validator("moved_configurable_tolerance", mode="before")
     @classmethod
     def _moved(cls, value: Any) -> None:
-        raise ValueError("has moved: set settings.featureGates.HPAConfigurableTolerance instead")
+        raise ValueError("has moved: set featureGates.HPAConfigurableTolerance beside it instead")
 
     @field_validator("feature_gates")
     @classmethod

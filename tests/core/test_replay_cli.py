@@ -80,6 +80,7 @@ def test_emulator_command_passes_its_options_through() -> None:
     proc = _run("emulator", "--help")
     assert proc.returncode == 0
     assert "--port" in proc.stdout and "--seed" in proc.stdout
+    assert proc.stdout.startswith("usage: autoscaler emulator "), "named as the user typed it"
 
 
 def test_invalid_utf8_names_the_file_and_the_byte(tmp_path: Path) -> None:

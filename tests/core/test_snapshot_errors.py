@@ -223,7 +223,7 @@ def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
         pytest.param(
             _set("settings", {"configurableTolerance": False}),
             "settings.configurableTolerance",
-            "has moved: set settings.featureGates.HPAConfigurableTolerance",
+            "has moved: set featureGates.HPAConfigurableTolerance beside it instead",
             id="the old tolerance gate key",
         ),
         pytest.param(

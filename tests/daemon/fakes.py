@@ -61,7 +61,7 @@ def outcome_for(t: Target, *, snapshot: dict[str, Any] | None = None, error_type
     decision = decide(
         spec=snap.spec, scale=snap.scale, pods=snap.pods, metrics=snap.metrics, state=snap.state,
         settings=snap.settings, now=snap.now, conditions=snap.conditions, last_scale_time=snap.last_scale_time,
-        previous_desired_replicas=snap.previous_desired_replicas,
+        previous_desired_replicas=snap.previous_desired_replicas, controllers=snap.controllers,
     )  # fmt: skip
     return TargetOutcome(
         key=t.key, target=t, decision=decision, snapshot=data, wrote_scale=decision.rescale, wrote_status=False,

@@ -220,3 +220,27 @@ def test_tick_timing_splits_the_whole_tick(targets: list[Target], timing: dict[s
         {k: v for k, v in line.items() if k.endswith("_seconds")} for line in logs if line["event"] == "tick_timing"
     ]
     assert lines == ([] if timing is None else [timing])
+
+
+def test_skipped_ticks_are_one_warning_a_minute_with_the_count() -> None:
+    from apscheduler.events import EVENT_JOB_MAX_INSTANCES, EVENT_JOB_MISSED, JobExecutionEvent
+    from structlog.testing import capture_logs
+
+    mono = [1000.0]
+    daemon = _daemon(StaticSource([]), FakeReconciler(), FakeClock(T0), monotonic=lambda: mono[0])
+    overrun = JobExecutionEvent(EVENT_JOB_MAX_INSTANCES, "tick", None, T0)
+    missed = JobExecutionEvent(EVENT_JOB_MISSED, "tick", None, T0)
+    with capture_logs() as logs:
+        for at in (0.0, 1.0, 30.0, 59.9, 60.0, 61.0, 125.0):
+            mono[0] = 1000.0 + at
+            daemon._skipped(overrun)
+        daemon._skipped(missed)
+    lines = [(e["event"], e["skipped"], e["log_level"]) for e in logs]
+    assert lines == [
+        ("tick_overrun", 1, "warning"),
+        ("tick_overrun", 4, "warning"),  # at 60 s: the ones at 1, 30, 59.9 and this one
+        ("tick_overrun", 2, "warning"),  # at 125 s: 61 and this one
+        ("tick_missed", 1, "warning"),
+    ]
+    scrape = daemon.observer.exposition()[0].decode()
+    assert 'autoscaler_ticks_skipped_total{reason="overrun"} 7.0' in scrape

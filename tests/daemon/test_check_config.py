@@ -87,8 +87,12 @@ CASES = [
                  ["spec.metrics[0].prometheus.server: no Prometheus server is configured in metrics.servers"],
                  id="no server at all"),
     pytest.param("{}\n", {}, [_spec(prometheus="{query: 'up'}")],
+                 ["spec.metrics[0].prometheus.server: no Prometheus server is configured in metrics.servers"],
+                 id="a binding and no server at all: the same words"),
+    pytest.param(SERVERS.replace("  servers:\n", "  servers:\n    other: {url: 'http://other:9090'}\n"), {},
+                 [_spec(prometheus="{query: 'up'}")],
                  ["spec.metrics[0].prometheus.server: required, metrics.defaultServer is not set"],
-                 id="a binding without a server to ask"),
+                 id="two servers and no default"),
     pytest.param(SERVERS, {}, [_spec(prometheus="{template: rps, sumSeries: true}")],
                  ["spec.metrics[0].prometheus.sumSeries: only for Object and External metrics, not Pods"],
                  id="a rule of the metric type"),
@@ -121,8 +125,17 @@ def test_every_problem_at_once(tmp_path: Path) -> None:
     assert [line.split(": ")[1] for line in lines[:2]] == ["syncPeriodSeconds", "log.format"]
     # The spec file is still read and validated; its bindings need settings that load.
     assert lines[2:] == [
-        f"settings {tmp_path / 'daemon.yaml'}: 2 problem(s); bindings not checked; 1 of 1 autoscaler(s) valid"
+        f"settings {tmp_path / 'daemon.yaml'}: 2 problem(s); the specs it names not checked: the settings are "
+        "invalid; bindings not checked; 1 of 1 autoscaler(s) valid"
     ]
+
+
+def test_invalid_settings_alone_say_the_specs_were_not_checked(tmp_path: Path) -> None:
+    code, lines = _run(tmp_path, "syncPeriodSeconds: 0\nspecs: {files: [specs]}\n")
+    assert code == 1
+    assert (
+        lines[-1] == f"settings {tmp_path / 'daemon.yaml'}: 1 problem(s); specs not checked: the settings are invalid"
+    )
 
 
 def _cli(*args: str, cwd: Path = ROOT, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

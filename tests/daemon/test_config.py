@@ -193,8 +193,8 @@ BAD = [
     pytest.param("controller: {tolerance: -1}", "controller.tolerance", "greater than or equal to 0", id="tolerance"),
     pytest.param("controller: {featureGates: {Nope: true}}", "controller.featureGates", "unknown feature gate 'Nope'",
                  id="an unknown gate"),
-    pytest.param("controller: {configurableTolerance: true}", "controller.configurableTolerance", "has moved",
-                 id="a moved setting"),
+    pytest.param("controller: {configurableTolerance: true}", "controller.configurableTolerance",
+                 "has moved: set featureGates.HPAConfigurableTolerance beside it instead", id="a moved setting"),
     pytest.param("http: 8080", "http", "must be an object", id="a section that is not a mapping"),
 ]  # fmt: skip
 
@@ -439,3 +439,28 @@ def test_the_example_settings_file_loads() -> None:
     assert set(config.metrics.servers) == {"main"}
     documented = yaml.safe_load((REPO / "config" / "daemon.yaml").read_text())
     assert set(documented) == {field.alias for field in DaemonConfig.model_fields.values()}
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        pytest.param("true", True, id="true"),
+        pytest.param("yes", True, id="yes: a YAML 1.1 boolean, as kubectl reads it"),
+        pytest.param("On", True, id="On"),
+        pytest.param("off", False, id="off"),
+        pytest.param("NO", False, id="NO"),
+        pytest.param('"yes"', None, id="a quoted yes is a string: refused"),
+        pytest.param("1", None, id="a number: refused"),
+        pytest.param("y", None, id="y: not a boolean here, refused"),
+    ],
+)
+@pytest.mark.parametrize("where", ["file", "env"])
+def test_booleans_read_the_same_in_the_file_and_the_environment(
+    tmp_path: Path, where: str, value: str, expected: bool | None
+) -> None:
+    text, env = (f"dryRun: {value}\n", {}) if where == "file" else ("{}\n", {"AUTOSCALER_DRY_RUN": value})
+    if expected is None:
+        ((path, message),) = _problems(tmp_path, text, env)
+        assert path == "dryRun" and "valid boolean" in message
+    else:
+        assert _load(tmp_path, text, env).dry_run is expected

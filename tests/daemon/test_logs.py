@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import structlog
 
-from autoscaler.daemon.logs import QUIET_LIBRARIES, configure_logging
+from autoscaler.daemon.logs import QUIET_LIBRARIES, SCHEDULER_LOGGERS, configure_logging
 
 
 class _Terminal(io.StringIO):
@@ -26,7 +26,7 @@ def _restore_logging() -> Iterator[None]:
     """Each test configures logging; the rest of the session gets structlog's and logging's state back."""
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
-    quiet = {name: logging.getLogger(name).level for name in QUIET_LIBRARIES}
+    quiet = {name: logging.getLogger(name).level for name in (*QUIET_LIBRARIES, *SCHEDULER_LOGGERS)}
     yield
     structlog.reset_defaults()
     root.handlers[:] = handlers
@@ -83,6 +83,22 @@ def test_library_records_arrive_in_the_same_json_from_warning_on(library: str) -
     assert line["event"] == "retrying GET /api"
     assert line["level"] == "warning" and line["logger"] == f"{library}.inner"
     assert "timestamp" in line
+
+
+@pytest.mark.parametrize(
+    "logger",
+    [
+        pytest.param("apscheduler.scheduler", id="the scheduler (a run skipped: max instances)"),
+        pytest.param("apscheduler.executors.default", id="an executor (a run missed)"),
+    ],
+)
+def test_the_schedulers_skip_warnings_are_left_to_the_daemon(logger: str) -> None:
+    out = io.StringIO()
+    configure_logging("json", "debug", out)
+    scheduler = logging.getLogger(logger)
+    scheduler.warning('Execution of job "%s" skipped: maximum number of running instances reached (%d)', "tick", 1)
+    scheduler.error("Error running job %s", "tick")
+    assert [(line["level"], line["event"]) for line in _lines(out)] == [("error", "Error running job tick")]
 
 
 def test_an_exception_is_one_json_line_with_its_traceback() -> None:

@@ -5,13 +5,15 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from structlog.testing import capture_logs
 
 from autoscaler.daemon.model import TickReport
 from autoscaler.daemon.observe import Observer
-from tests.daemon.fakes import outcome_for, target
+from tests.daemon.fakes import outcome_for, shipped_snapshot, target
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "daemon.md"
 T0 = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
@@ -82,3 +84,55 @@ def test_the_decision_log_line() -> None:
     assert line["summary"] == "scale 3 -> 5: metrics propose 5"
     assert line["metrics"] == ["cpu resource utilization (percentage of request)=90%/60%→5"]
     assert "error" not in line
+
+
+def _snapshot(**changes: object) -> dict[str, object]:
+    data = shipped_snapshot()
+    data.update(changes)
+    return data
+
+
+@pytest.mark.parametrize(
+    ("snapshot", "error_type", "expected_type", "expected_error"),
+    [
+        pytest.param(None, "", "", "", id="a decision without error: info, no error keys"),
+        pytest.param(
+            _snapshot(scale={"error": 'deployments.apps "web" not found'}), "", "scale",
+            'unable to get the target\'s current scale: deployments.apps "web" not found',
+            id="FailedGetScale: scale",
+        ),
+        pytest.param(
+            _snapshot(controllers=["shop/web", "shop/other"]), "", "selector", "controlled by multiple HPAs",
+            id="AmbiguousSelector: selector",
+        ),
+        pytest.param(
+            shipped_snapshot("partial-failure-holds.json"), "", "metrics", "invalid metrics",
+            id="a failed metric: metrics",
+        ),
+        pytest.param(None, "kube", "kube", "boom", id="the outcome's own error type wins"),
+    ],
+)  # fmt: skip
+def test_a_failing_target_is_a_warning_an_error_and_counted(
+    snapshot: dict[str, Any] | None, error_type: str, expected_type: str, expected_error: str
+) -> None:
+    observer = Observer()
+    outcome = outcome_for(target("web"), snapshot=snapshot, error_type=error_type)
+    with capture_logs() as logs:
+        observer.report_tick(TickReport(started=T0, outcomes=(outcome,), seconds=0.1), ended_at=T0.timestamp())
+    (line,) = [entry for entry in logs if entry["event"] == "decision"]
+    (finished,) = [entry for entry in logs if entry["event"] == "tick_finished"]
+    counted = {
+        s.labels["type"]: s.value
+        for f in text_string_to_metric_families(observer.exposition()[0].decode())
+        if f.name == "autoscaler_errors"
+        for s in f.samples
+        if s.name == "autoscaler_errors_total"
+    }
+    if not expected_type:
+        assert line["log_level"] == "info" and "error" not in line and "error_type" not in line
+        assert finished["errors"] == 0 and counted == {}
+        return
+    assert line["log_level"] == "warning"
+    assert line["error_type"] == expected_type and expected_error in line["error"]
+    assert finished["errors"] == 1
+    assert counted == {expected_type: 1.0}

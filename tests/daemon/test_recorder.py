@@ -42,3 +42,10 @@ def test_an_outcome_without_a_snapshot_is_not_recorded(tmp_path: Path) -> None:
     recorder.record(replace(outcome_for(target("web")), snapshot=None), now=T0)
     assert recorder.snapshots() == {}
     assert list(tmp_path.iterdir()) == []
+
+
+def test_size_0_records_nothing(tmp_path: Path) -> None:
+    recorder = FlightRecorder(0, str(tmp_path / "snapshots"))
+    recorder.record(outcome_for(target("web")), now=T0)
+    assert recorder.snapshots() == {}
+    assert not (tmp_path / "snapshots").exists()

@@ -51,7 +51,13 @@ def test_the_endpoints_of_a_daemon() -> None:
         assert code == 200 and 'autoscaler_target_replicas{kind="desired",name="web",namespace="shop"} 5.0' in body
         code, body = get(url + "/debug/snapshots?target=shop/web")
         assert code == 200 and json.loads(body)["shop/web"][0]["decision"]["desiredReplicas"] == 5
-        assert json.loads(get(url + "/debug/snapshots?target=shop/nope")[1]) == {"shop/nope": []}
+        for query, answer in [
+            ("garbage", (400, "target must be namespace/name, not 'garbage'\n")),
+            ("shop/", (400, "target must be namespace/name, not 'shop/'\n")),
+            ("a/b/c", (400, "target must be namespace/name, not 'a/b/c'\n")),
+            ("shop/nope", (404, "no target shop/nope: not among the specs this daemon runs\n")),
+        ]:
+            assert get(url + "/debug/snapshots?target=" + query) == answer, query
         assert get(url + "/nothing")[0] == 404
         mono.now += 3.5  # more than 3 ticks (+ the last tick's 0 s) without a tick
         code, body = get(url + "/healthz")

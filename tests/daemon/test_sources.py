@@ -150,3 +150,16 @@ def test_resource_source_reads_the_cluster_and_reports_an_invalid_object(kube: K
         assert source.counts() == {"valid": 0, "invalid": 1}
     finally:
         cache.stop()
+
+
+def test_a_missing_spec_path_counts_as_invalid_until_it_appears(tmp_path: Path) -> None:
+    present, absent = tmp_path / "web.yaml", tmp_path / "api.yaml"
+    write(present, spec_object("web"))
+    problems = Problems()
+    source = FileSource([str(present), str(absent)], defaults=DEFAULTS, on_problem=problems)
+    assert keys(source.refresh()) == ["shop/web"]
+    assert source.counts() == {"valid": 1, "invalid": 1}
+    assert [p.kind for p in problems] == ["spec_file_unreadable"]
+    write(absent, spec_object("api"))
+    assert keys(source.refresh()) == ["shop/api", "shop/web"]
+    assert source.counts() == {"valid": 2, "invalid": 0}

@@ -56,11 +56,12 @@ def test_every_documented_permission_is_used_and_no_other(kube: KubeClient, setu
         elector = LeaderElector(kube, LeaderElectionConfig(namespace=NS, name="rbac", identity="me"))
         assert elector.try_acquire_or_renew()
         assert elector.try_acquire_or_renew()
-        # File specs' state: get (404), create, then update.
+        # File specs' state: get (404), create, then update, then delete.
         states = ConfigMapStateStore(kube, namespace=NS)
         assert states.load(NS, "file-spec") is None
         states.save(NS, "file-spec", {"desiredReplicas": 2})
         states.save(NS, "file-spec", {"desiredReplicas": 3})
+        states.delete(NS, "file-spec")  # its spec file is gone
     finally:
         for cache in caches:
             cache.stop()

@@ -21,11 +21,11 @@ import yaml
 from autoscaler.sim.apiserver.errors import ApiError
 from autoscaler.sim.apiserver.server import CRD_KIND, EmulatedApiServer, default_crds, load_manifests
 
+PROG = "python -m autoscaler.sim.apiserver"
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m autoscaler.sim.apiserver", description="Run the Kubernetes API emulator."
-    )
+
+def _parser(prog: str = PROG) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description="Run the Kubernetes API emulator.")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8001, help="port to listen on; 0 picks a free one (default: 8001)")
     parser.add_argument(
@@ -80,8 +80,9 @@ def _reason(err: Exception) -> str:
     return str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err)
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+def main(argv: list[str] | None = None, *, prog: str = PROG) -> int:
+    """Run the emulator until interrupted; `prog` names the command in usage and errors (`autoscaler emulator`)."""
+    args = _parser(prog).parse_args(argv)
     try:
         crds = default_crds()
         if args.crd:
