@@ -9,17 +9,15 @@ project's own CRD unless `--crd` files are given, and pre-creates the objects of
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
-import threading
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 import yaml
 
 from autoscaler.sim.apiserver.errors import ApiError
 from autoscaler.sim.apiserver.server import CRD_KIND, EmulatedApiServer, default_crds, load_manifests
+from autoscaler.sim.signals import wait_for_stop_signal
 
 PROG = "python -m autoscaler.sim.apiserver"
 
@@ -108,16 +106,9 @@ def main(argv: list[str] | None = None, *, prog: str = PROG) -> int:
     except (OSError, ValueError, KeyError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
-    stop = threading.Event()
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
     print(server.url, flush=True)
     try:
-        stop.wait()
+        wait_for_stop_signal()
     finally:
         server.stop()
     return 0

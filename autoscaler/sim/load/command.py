@@ -10,17 +10,15 @@ from __future__ import annotations
 
 import argparse
 import logging
-import signal
 import sys
-import threading
 from collections.abc import Sequence
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 from autoscaler.sim.load.curve import Curve, CurveError, constant, parse_steps, read_trace
 from autoscaler.sim.load.exporter import LoadGenerator
 from autoscaler.sim.load.model import KINDS, Series, Workload, WorkloadRef
+from autoscaler.sim.signals import wait_for_stop_signal
 
 _OPTIONS = {"weight": "weight", "cost": "cost", "capacity": "capacity", "cpu-capacity": "cpu_capacity"}
 
@@ -138,16 +136,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (CurveError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
-    stop = threading.Event()
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
     print(f"{generator.url}/metrics", flush=True)
     try:
-        stop.wait()
+        wait_for_stop_signal()
     finally:
         generator.stop()
     return 0
