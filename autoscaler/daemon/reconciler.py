@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, cast
+from typing import cast
 
 import structlog
 
@@ -39,7 +39,7 @@ from autoscaler.kube.scale import ScaleClient
 from autoscaler.kube.status import AutoscalerStatus, StatusWriter, status_to_json
 from autoscaler.metrics import MetricRequest, MetricsError, MetricsReader, ReadContext
 from autoscaler.spec.render import format_reference, format_targets, metric_status
-from autoscaler.spec.snapshot_out import snapshot_json
+from autoscaler.spec.snapshot_out import DecisionInputs
 
 log = structlog.get_logger(__name__)
 
@@ -54,6 +54,15 @@ class _Selector:
     selector: str
     seen: datetime
     expires: datetime
+
+
+@dataclass(slots=True)
+class _Owners:
+    """One namespace's part of the selector index during a tick: its selectors, and who selects each pod."""
+
+    selectors: dict[str, str] = field(default_factory=dict)  # "ns/name" -> selector
+    pods: dict[str, set[str]] = field(default_factory=dict)  # pod name -> "ns/name" of each selecting autoscaler
+    built: bool = False
 
 
 @dataclass(slots=True)
@@ -81,8 +90,9 @@ class _Work:
         return self.target.key
 
 
-def snapshot_of(work: _Work, *, settings: Settings, now: datetime) -> dict[str, Any] | None:
-    """The decision's inputs in replay's format (docs/snapshot.md): replaying it decides as this tick did.
+def snapshot_of(work: _Work, *, settings: Settings, now: datetime) -> DecisionInputs | None:
+    """The decision's inputs, by reference, for replay's format (docs/snapshot.md): replaying their JSON decides
+    as this tick did.
 
     The memory is the one the decision started from (`_Work.inputs`), the scale the last one decided on (a
     re-read after a 409 replaces it). None when nothing was decided.
@@ -90,13 +100,13 @@ def snapshot_of(work: _Work, *, settings: Settings, now: datetime) -> dict[str, 
     if work.scale is None or work.inputs is None:
         return None
     memory = work.inputs
-    return snapshot_json(
+    return DecisionInputs(
         name=work.key.name,
         namespace=work.key.namespace,
         spec_model=work.target.autoscaler.model,
         scale=work.scale,
         pods=work.pods,
-        metrics=work.metrics,
+        metrics=tuple(work.metrics),
         state=memory.state,
         settings=settings,
         now=now,
@@ -162,7 +172,7 @@ class Reconciler:
             self._guard(work, lambda w: self._restore(w, now=now, write=write))
         self._read_scales(works)
         self._index_selectors(works, now)
-        owners: dict[str, dict[str, set[str]]] = {}
+        owners = self._grouped_selectors()
         for work in works:
             self._guard(work, lambda w: self._select_pods_and_controllers(w, owners))
         pass_seconds, queries = self._read_metrics(works, now)
@@ -275,27 +285,32 @@ class Reconciler:
         except SelectorSyntaxError:
             return ()
 
-    def _owners(self, namespace: str, tick: dict[str, dict[str, set[str]]]) -> dict[str, set[str]]:
-        """Pod name -> the autoscalers in the selector index whose selector matches it, once per namespace."""
-        found = tick.get(namespace)
-        if found is None:
-            found = {}
-            for key, entry in self._selectors.items():
-                if entry.namespace == namespace:
-                    for pod in self._select(namespace, entry.selector):
-                        found.setdefault(pod.name, set()).add(str(key))
-            tick[namespace] = found
+    def _grouped_selectors(self) -> dict[str, _Owners]:
+        """The selector index grouped by namespace, for one tick (who selects each pod: filled on first use)."""
+        grouped: dict[str, _Owners] = {}
+        for key, entry in self._selectors.items():
+            grouped.setdefault(entry.namespace, _Owners()).selectors[str(key)] = entry.selector
+        return grouped
+
+    def _owners(self, namespace: str, tick: dict[str, _Owners]) -> _Owners:
+        """The namespace's selectors and, per pod name, the autoscalers whose selector matches it (once per tick)."""
+        found = tick.setdefault(namespace, _Owners())
+        if not found.built:
+            for key, selector in found.selectors.items():
+                for pod in self._select(namespace, selector):
+                    found.pods.setdefault(pod.name, set()).add(key)
+            found.built = True
         return found
 
-    def _select_pods_and_controllers(self, work: _Work, tick: dict[str, dict[str, set[str]]]) -> None:
+    def _select_pods_and_controllers(self, work: _Work, tick: dict[str, _Owners]) -> None:
         if not isinstance(work.scale, Scale):
             return
         work.pods = self._select(work.key.namespace, work.scale.selector)
         if not work.pods:
             return
         owners = self._owners(work.key.namespace, tick)
-        keys = {key for pod in work.pods for key in owners.get(pod.name, ())}
-        index = {str(k): e.selector for k, e in self._selectors.items() if e.namespace == work.key.namespace}
+        keys = {key for pod in work.pods for key in owners.pods.get(pod.name, ())}
+        index = owners.selectors
         work.controllers = controlling_autoscalers(work.pods, {key: index[key] for key in keys if key in index})
 
     # --- 3. metrics --------------------------------------------------------------------------------------
@@ -520,12 +535,7 @@ class Reconciler:
         )
 
     def _outcome(self, work: _Work, now: datetime) -> TargetOutcome:
-        snapshot: Mapping[str, Any] | None = None
-        if work.decision is not None:
-            try:
-                snapshot = snapshot_of(work, settings=self._settings, now=now)
-            except Exception as err:
-                log.error("snapshot_failed", target=str(work.key), traceback="".join(traceback.format_exception(err)))
+        snapshot = snapshot_of(work, settings=self._settings, now=now) if work.decision is not None else None
         return TargetOutcome(
             key=work.key,
             target=work.target,
