@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import cast
+from typing import Any, cast
 
 import structlog
 
@@ -81,6 +81,8 @@ class _Work:
     decision: Decision | None = None
     wrote_scale: bool = False
     wrote_status: bool = False
+    # The status to store for `decision` (computed once): (decision, status, document, write_reason).
+    status_plan: tuple[Decision, AutoscalerStatus, dict[str, Any], str] | None = None
     error: str = ""
     error_type: str = ""
     done: bool = False  # an exception ended this target's tick
@@ -390,10 +392,26 @@ class Reconciler:
 
     def _write_all(self, works: Sequence[_Work], now: datetime) -> None:
         todo = [w for w in works if w.decision is not None and not w.done]
+        pooled: list[_Work] = []
+        for work in todo:
+            # A target with nothing to send (most of a steady tick) is finished here, without the write pool.
+            self._guard(work, lambda w: pooled.append(w) if self._needs_io(w, now) else self._write(w, now))
+        todo = pooled
         if not todo:
             return
         with ThreadPoolExecutor(max_workers=min(self._write_concurrency, len(todo))) as pool:
             list(pool.map(lambda w: self._guard(w, lambda x: self._write(x, now)), todo))
+
+    def _needs_io(self, work: _Work, now: datetime) -> bool:
+        """Whether writing this target may call the API server: a scale write, an Event, or a status to store."""
+        decision = work.decision
+        assert decision is not None
+        if decision.rescale and not work.target.dry_run:
+            return True
+        if self._events is not None and decision.events:
+            return True
+        plan = self._plan_status(work, now)
+        return plan is not None and bool(plan[3])
 
     def _write(self, work: _Work, now: datetime) -> None:
         assert work.decision is not None
@@ -483,20 +501,32 @@ class Reconciler:
             targets=format_targets(spec.metrics, statuses),
         )
 
-    def _write_status(self, work: _Work, now: datetime) -> None:
-        """Store the status when `persist.write_reason` says so: at once on a change that matters, otherwise
-        at most every `state_refresh_seconds` (docs/daemon.md, "State persistence")."""
-        target = work.target
-        if (self._status if target.origin == Origin.RESOURCE else self._states) is None:
-            return
-        assert work.decision is not None
+    def _plan_status(self, work: _Work, now: datetime) -> tuple[Decision, AutoscalerStatus, dict[str, Any], str] | None:
+        """The status document for the target's current decision and why it must be stored ("": it may wait);
+        None when the target has no store. Computed once per decision (a failed scale write makes a new one)."""
+        if (self._status if work.target.origin == Origin.RESOURCE else self._states) is None:
+            return None
+        decision = work.decision
+        assert decision is not None
+        if work.status_plan is not None and work.status_plan[0] is decision:
+            return work.status_plan
         status = self._status_of(work)
         document = status_to_json(status, previous=work.memory.document, now=now)
         reason = write_reason(
             work.memory.document, document, saved_at=work.memory.saved_at, now=now, refresh_seconds=self._refresh
         )
-        if not reason:
+        work.status_plan = (decision, status, document, reason)
+        return work.status_plan
+
+    def _write_status(self, work: _Work, now: datetime) -> None:
+        """Store the status when `persist.write_reason` says so: at once on a change that matters, otherwise
+        at most every `state_refresh_seconds` (docs/daemon.md, "State persistence")."""
+        target = work.target
+        plan = self._plan_status(work, now)
+        if plan is None or not plan[3]:
             return
+        _, status, document, _ = plan
+        assert work.decision is not None
         try:
             if target.origin == Origin.RESOURCE:
                 assert self._status is not None
