@@ -174,7 +174,7 @@ def audit_counts(server: Any) -> Counter[str]:
 class Daemon:
     """`autoscaler run` as a child process; its `tick_finished` lines arrive on `ticks`."""
 
-    def __init__(self, config: Path, log: Path, *, profile: Path | None = None) -> None:
+    def __init__(self, config: Path, log: Path, *, profile: Path | None = None, memory: bool = False) -> None:
         self.ticks: queue.Queue[dict[str, Any]] = queue.Queue()
         self.log = log
         self.decisions: Counter[str] = Counter()
@@ -186,6 +186,7 @@ class Daemon:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             cwd=fixtures.REPO,
+            env={**os.environ, "PROFILE_MEMORY": "1"} if memory else None,
         )
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
@@ -249,7 +250,7 @@ def run_daemon(args: argparse.Namespace, targets: int, *, churn: bool) -> dict[s
             started = time.perf_counter()
             name = f"daemon-{'churn-' if churn else ''}{targets}"
             profile = Path(args.profile) / f"{name}.pstats" if args.profile else None
-            daemon = Daemon(config, Path(args.logs) / f"{name}.log", profile=profile)
+            daemon = Daemon(config, Path(args.logs) / f"{name}.log", profile=profile, memory=args.memory)
             try:
                 measured = _measure(daemon, server, prom, targets, warmup=args.warmup, ticks=ticks, started=started)
                 measured["daemon_peak_rss_mib"] = round(peak_rss_mib(daemon.process.pid), 1)
@@ -434,6 +435,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--logs", default=tempfile.gettempdir(), help="where the daemons' logs go")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument("--profile", default="", help="profile the daemon's ticks (cProfile) into this directory")
+    parser.add_argument(
+        "--memory", action="store_true", help="with --profile: trace the heap too (slow; PROFILE_MEMORY)"
+    )
     parser.add_argument("--one", help=argparse.SUPPRESS)  # the child's entry: "<mode>:<N>"
     args = parser.parse_args(argv)
     if args.one is not None:
@@ -446,6 +450,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         child = [sys.executable, str(Path(__file__).resolve()), "--one", f"{mode}:{n}"]
         for flag in ("namespaces", "ticks", "warmup", "period", "naive_ticks", "logs", "profile"):
             child += [f"--{flag.replace('_', '-')}", str(getattr(args, flag))]
+        child += ["--memory"] if args.memory else []
         done = subprocess.run(child, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             print(f"{mode} N={n} failed:\n{done.stderr[-3000:]}{done.stdout[-2000:]}", file=sys.stderr)

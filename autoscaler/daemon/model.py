@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol
 
 from autoscaler.core.decision import Decision
 from autoscaler.spec.objects import Autoscaler
@@ -54,19 +54,26 @@ class Target:
     stored: Mapping[str, Any] | None = None
 
 
+class Snapshot(Protocol):
+    """A decision's inputs, rendered on demand in `autoscaler replay`'s format (`snapshot_out.DecisionInputs`)."""
+
+    def json(self) -> dict[str, Any]: ...
+
+
 @dataclass(frozen=True, slots=True)
 class TargetOutcome:
     """What one tick did for one target.
 
     `decision` is the core's (None when no decision could be made, e.g. the spec's target kind is unknown);
-    `error` and `error_type` name a failure outside the core ("" when none); `snapshot` is the decision's
-    inputs in `autoscaler replay`'s format (docs/snapshot.md), replaying to `decision`.
+    `error` and `error_type` name a failure outside the core ("" when none); `snapshot` holds the decision's
+    inputs (by reference), whose `json()` is `autoscaler replay`'s format (docs/snapshot.md), replaying to
+    `decision`: rendered only when someone reads it.
     """
 
     key: TargetKey
     target: Target
     decision: Decision | None
-    snapshot: Mapping[str, Any] | None
+    snapshot: Snapshot | None
     wrote_scale: bool
     wrote_status: bool
     dry_run: bool

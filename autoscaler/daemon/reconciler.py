@@ -39,7 +39,7 @@ from autoscaler.kube.scale import ScaleClient
 from autoscaler.kube.status import AutoscalerStatus, StatusWriter, status_to_json
 from autoscaler.metrics import MetricRequest, MetricsError, MetricsReader, ReadContext
 from autoscaler.spec.render import format_reference, format_targets, metric_status
-from autoscaler.spec.snapshot_out import snapshot_json
+from autoscaler.spec.snapshot_out import DecisionInputs
 
 log = structlog.get_logger(__name__)
 
@@ -54,6 +54,15 @@ class _Selector:
     selector: str
     seen: datetime
     expires: datetime
+
+
+@dataclass(slots=True)
+class _Owners:
+    """One namespace's part of the selector index during a tick: its selectors, and who selects each pod."""
+
+    selectors: dict[str, str] = field(default_factory=dict)  # "ns/name" -> selector
+    pods: dict[str, set[str]] = field(default_factory=dict)  # pod name -> "ns/name" of each selecting autoscaler
+    built: bool = False
 
 
 @dataclass(slots=True)
@@ -72,6 +81,8 @@ class _Work:
     decision: Decision | None = None
     wrote_scale: bool = False
     wrote_status: bool = False
+    # The status to store for `decision` (computed once): (decision, status, document, write_reason).
+    status_plan: tuple[Decision, AutoscalerStatus, dict[str, Any], str] | None = None
     error: str = ""
     error_type: str = ""
     done: bool = False  # an exception ended this target's tick
@@ -81,8 +92,9 @@ class _Work:
         return self.target.key
 
 
-def snapshot_of(work: _Work, *, settings: Settings, now: datetime) -> dict[str, Any] | None:
-    """The decision's inputs in replay's format (docs/snapshot.md): replaying it decides as this tick did.
+def snapshot_of(work: _Work, *, settings: Settings, now: datetime) -> DecisionInputs | None:
+    """The decision's inputs, by reference, for replay's format (docs/snapshot.md): replaying their JSON decides
+    as this tick did.
 
     The memory is the one the decision started from (`_Work.inputs`), the scale the last one decided on (a
     re-read after a 409 replaces it). None when nothing was decided.
@@ -90,13 +102,13 @@ def snapshot_of(work: _Work, *, settings: Settings, now: datetime) -> dict[str, 
     if work.scale is None or work.inputs is None:
         return None
     memory = work.inputs
-    return snapshot_json(
+    return DecisionInputs(
         name=work.key.name,
         namespace=work.key.namespace,
         spec_model=work.target.autoscaler.model,
         scale=work.scale,
         pods=work.pods,
-        metrics=work.metrics,
+        metrics=tuple(work.metrics),
         state=memory.state,
         settings=settings,
         now=now,
@@ -162,7 +174,7 @@ class Reconciler:
             self._guard(work, lambda w: self._restore(w, now=now, write=write))
         self._read_scales(works)
         self._index_selectors(works, now)
-        owners: dict[str, dict[str, set[str]]] = {}
+        owners = self._grouped_selectors()
         for work in works:
             self._guard(work, lambda w: self._select_pods_and_controllers(w, owners))
         pass_seconds, queries = self._read_metrics(works, now)
@@ -275,27 +287,32 @@ class Reconciler:
         except SelectorSyntaxError:
             return ()
 
-    def _owners(self, namespace: str, tick: dict[str, dict[str, set[str]]]) -> dict[str, set[str]]:
-        """Pod name -> the autoscalers in the selector index whose selector matches it, once per namespace."""
-        found = tick.get(namespace)
-        if found is None:
-            found = {}
-            for key, entry in self._selectors.items():
-                if entry.namespace == namespace:
-                    for pod in self._select(namespace, entry.selector):
-                        found.setdefault(pod.name, set()).add(str(key))
-            tick[namespace] = found
+    def _grouped_selectors(self) -> dict[str, _Owners]:
+        """The selector index grouped by namespace, for one tick (who selects each pod: filled on first use)."""
+        grouped: dict[str, _Owners] = {}
+        for key, entry in self._selectors.items():
+            grouped.setdefault(entry.namespace, _Owners()).selectors[str(key)] = entry.selector
+        return grouped
+
+    def _owners(self, namespace: str, tick: dict[str, _Owners]) -> _Owners:
+        """The namespace's selectors and, per pod name, the autoscalers whose selector matches it (once per tick)."""
+        found = tick.setdefault(namespace, _Owners())
+        if not found.built:
+            for key, selector in found.selectors.items():
+                for pod in self._select(namespace, selector):
+                    found.pods.setdefault(pod.name, set()).add(key)
+            found.built = True
         return found
 
-    def _select_pods_and_controllers(self, work: _Work, tick: dict[str, dict[str, set[str]]]) -> None:
+    def _select_pods_and_controllers(self, work: _Work, tick: dict[str, _Owners]) -> None:
         if not isinstance(work.scale, Scale):
             return
         work.pods = self._select(work.key.namespace, work.scale.selector)
         if not work.pods:
             return
         owners = self._owners(work.key.namespace, tick)
-        keys = {key for pod in work.pods for key in owners.get(pod.name, ())}
-        index = {str(k): e.selector for k, e in self._selectors.items() if e.namespace == work.key.namespace}
+        keys = {key for pod in work.pods for key in owners.pods.get(pod.name, ())}
+        index = owners.selectors
         work.controllers = controlling_autoscalers(work.pods, {key: index[key] for key in keys if key in index})
 
     # --- 3. metrics --------------------------------------------------------------------------------------
@@ -375,10 +392,26 @@ class Reconciler:
 
     def _write_all(self, works: Sequence[_Work], now: datetime) -> None:
         todo = [w for w in works if w.decision is not None and not w.done]
+        pooled: list[_Work] = []
+        for work in todo:
+            # A target with nothing to send (most of a steady tick) is finished here, without the write pool.
+            self._guard(work, lambda w: pooled.append(w) if self._needs_io(w, now) else self._write(w, now))
+        todo = pooled
         if not todo:
             return
         with ThreadPoolExecutor(max_workers=min(self._write_concurrency, len(todo))) as pool:
             list(pool.map(lambda w: self._guard(w, lambda x: self._write(x, now)), todo))
+
+    def _needs_io(self, work: _Work, now: datetime) -> bool:
+        """Whether writing this target may call the API server: a scale write, an Event, or a status to store."""
+        decision = work.decision
+        assert decision is not None
+        if decision.rescale and not work.target.dry_run:
+            return True
+        if self._events is not None and decision.events:
+            return True
+        plan = self._plan_status(work, now)
+        return plan is not None and bool(plan[3])
 
     def _write(self, work: _Work, now: datetime) -> None:
         assert work.decision is not None
@@ -468,20 +501,32 @@ class Reconciler:
             targets=format_targets(spec.metrics, statuses),
         )
 
-    def _write_status(self, work: _Work, now: datetime) -> None:
-        """Store the status when `persist.write_reason` says so: at once on a change that matters, otherwise
-        at most every `state_refresh_seconds` (docs/daemon.md, "State persistence")."""
-        target = work.target
-        if (self._status if target.origin == Origin.RESOURCE else self._states) is None:
-            return
-        assert work.decision is not None
+    def _plan_status(self, work: _Work, now: datetime) -> tuple[Decision, AutoscalerStatus, dict[str, Any], str] | None:
+        """The status document for the target's current decision and why it must be stored ("": it may wait);
+        None when the target has no store. Computed once per decision (a failed scale write makes a new one)."""
+        if (self._status if work.target.origin == Origin.RESOURCE else self._states) is None:
+            return None
+        decision = work.decision
+        assert decision is not None
+        if work.status_plan is not None and work.status_plan[0] is decision:
+            return work.status_plan
         status = self._status_of(work)
         document = status_to_json(status, previous=work.memory.document, now=now)
         reason = write_reason(
             work.memory.document, document, saved_at=work.memory.saved_at, now=now, refresh_seconds=self._refresh
         )
-        if not reason:
+        work.status_plan = (decision, status, document, reason)
+        return work.status_plan
+
+    def _write_status(self, work: _Work, now: datetime) -> None:
+        """Store the status when `persist.write_reason` says so: at once on a change that matters, otherwise
+        at most every `state_refresh_seconds` (docs/daemon.md, "State persistence")."""
+        target = work.target
+        plan = self._plan_status(work, now)
+        if plan is None or not plan[3]:
             return
+        _, status, document, _ = plan
+        assert work.decision is not None
         try:
             if target.origin == Origin.RESOURCE:
                 assert self._status is not None
@@ -520,12 +565,7 @@ class Reconciler:
         )
 
     def _outcome(self, work: _Work, now: datetime) -> TargetOutcome:
-        snapshot: Mapping[str, Any] | None = None
-        if work.decision is not None:
-            try:
-                snapshot = snapshot_of(work, settings=self._settings, now=now)
-            except Exception as err:
-                log.error("snapshot_failed", target=str(work.key), traceback="".join(traceback.format_exception(err)))
+        snapshot = snapshot_of(work, settings=self._settings, now=now) if work.decision is not None else None
         return TargetOutcome(
             key=work.key,
             target=work.target,

@@ -1,7 +1,10 @@
 """The flight recorder: the last N decision snapshots of each target, to replay what the daemon decided.
 
-Each entry keeps the snapshot (the decision's inputs in `autoscaler replay`'s format, docs/snapshot.md) and
-the decision rendered as `autoscaler replay` prints it. With a directory, each snapshot is also written as
+Each entry keeps the outcome's snapshot (the decision's inputs, by reference: `spec.snapshot_out.DecisionInputs`)
+and its decision (the core's immutable value), and renders both only when read: the snapshot in
+`autoscaler replay`'s format (docs/snapshot.md) and the decision as `autoscaler replay` prints it. A tick
+therefore costs the recorder one small object per target, and N ticks of a target hold what those decisions
+were made from, not N JSON documents. With a directory, each snapshot is also rendered and written at once as
 `<namespace>_<name>_<UTC timestamp>.json` (written to a temporary name, then renamed, so a reader never sees
 half a file), keeping the newest N files per target. It must not decide or change anything it records.
 """
@@ -13,14 +16,17 @@ import json
 import os
 import tempfile
 import threading
+import traceback
 from collections import deque
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 import structlog
 
-from autoscaler.daemon.model import TargetKey, TargetOutcome
+from autoscaler.core.decision import Decision
+from autoscaler.daemon.model import Snapshot, TargetKey, TargetOutcome
 from autoscaler.spec.render import decision as render_decision
 
 log = structlog.get_logger(__name__)
@@ -29,6 +35,40 @@ log = structlog.get_logger(__name__)
 def _stamp(when: datetime) -> str:
     """A UTC timestamp that sorts as text: 20260301T120000.000000Z."""
     return when.astimezone(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    """One recorded outcome, unrendered."""
+
+    key: TargetKey
+    now: datetime
+    source: str
+    origin: str
+    dry_run: bool
+    wrote_scale: bool
+    error: str
+    snapshot: Snapshot
+    decision: Decision | None
+
+    def render(self) -> dict[str, Any]:
+        """The entry as /debug/snapshots serves it; the snapshot and the decision rendered now."""
+        key = self.key
+        rendered = (
+            render_decision(self.decision, now=self.now, name=key.name, namespace=key.namespace, source=self.source)
+            if self.decision is not None
+            else None
+        )
+        return {
+            "time": self.now.astimezone(UTC).isoformat().replace("+00:00", "Z"),
+            "source": self.source,
+            "origin": self.origin,
+            "dryRun": self.dry_run,
+            "wroteScale": self.wrote_scale,
+            "error": self.error or None,
+            "snapshot": self.snapshot.json(),
+            "decision": rendered,
+        }
 
 
 class FlightRecorder:
@@ -40,7 +80,7 @@ class FlightRecorder:
         self.size = size
         self.directory = directory
         self._lock = threading.Lock()
-        self._entries: dict[TargetKey, deque[dict[str, Any]]] = {}
+        self._entries: dict[TargetKey, deque[_Entry]] = {}
         if directory and size:
             # OSError when the directory cannot be made or written: found at start, not at the first decision.
             os.makedirs(directory, exist_ok=True)
@@ -53,28 +93,26 @@ class FlightRecorder:
         if outcome.snapshot is None or self.size == 0:
             return
         key = outcome.key
-        rendered = (
-            render_decision(
-                outcome.decision, now=now, name=key.name, namespace=key.namespace, source=outcome.target.source
-            )
-            if outcome.decision is not None
-            else None
+        entry = _Entry(
+            key=key,
+            now=now,
+            source=outcome.target.source,
+            origin=str(outcome.target.origin),
+            dry_run=outcome.dry_run,
+            wrote_scale=outcome.wrote_scale,
+            error=outcome.error,
+            snapshot=outcome.snapshot,
+            decision=outcome.decision,
         )
-        entry = {
-            "time": now.astimezone(UTC).isoformat().replace("+00:00", "Z"),
-            "source": outcome.target.source,
-            "origin": str(outcome.target.origin),
-            "dryRun": outcome.dry_run,
-            "wroteScale": outcome.wrote_scale,
-            "error": outcome.error or None,
-            "snapshot": outcome.snapshot,
-            "decision": rendered,
-        }
         with self._lock:
-            entries = self._entries.setdefault(key, deque(maxlen=self.size))
+            entries = self._entries.get(key)
+            if entries is None:
+                entries = self._entries[key] = deque(maxlen=self.size)
             entries.append(entry)
         if self.directory:
-            self._write(key, outcome.snapshot, now)
+            rendered = _render_snapshot(entry)
+            if rendered is not None:
+                self._write(key, rendered, now)
 
     def _prefix(self, key: TargetKey) -> str:
         return f"{key.namespace}_{key.name}_"
@@ -110,8 +148,31 @@ class FlightRecorder:
             self._entries.pop(key, None)
 
     def snapshots(self, key: TargetKey | None = None) -> dict[str, list[dict[str, Any]]]:
-        """Per target ("ns/name"), its entries oldest first; only `key` when given."""
+        """Per target ("ns/name"), its entries oldest first, rendered now; only `key` when given."""
         with self._lock:
             if key is not None:
-                return {str(key): list(self._entries.get(key, ()))}
-            return {str(k): list(v) for k, v in sorted(self._entries.items())}
+                chosen = {key: list(self._entries.get(key, ()))}
+            else:
+                chosen = {k: list(v) for k, v in sorted(self._entries.items())}
+        out: dict[str, list[dict[str, Any]]] = {}
+        for k, entries in chosen.items():
+            out[str(k)] = [r for r in (_render(e) for e in entries) if r is not None]
+        return out
+
+
+def _render_snapshot(entry: _Entry) -> dict[str, Any] | None:
+    """The entry's snapshot JSON; None (and the traceback logged) when it cannot be rendered."""
+    try:
+        return entry.snapshot.json()
+    except Exception as err:  # a snapshot that cannot be written must not stop the recorder nor the tick
+        log.error("snapshot_failed", target=str(entry.key), traceback="".join(traceback.format_exception(err)))
+        return None
+
+
+def _render(entry: _Entry) -> dict[str, Any] | None:
+    """The entry as served; None (and the traceback logged) when its snapshot cannot be rendered."""
+    try:
+        return entry.render()
+    except Exception as err:  # one entry that cannot be rendered must not hide the others
+        log.error("snapshot_failed", target=str(entry.key), traceback="".join(traceback.format_exception(err)))
+        return None

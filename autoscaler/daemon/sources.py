@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 import structlog
@@ -117,7 +117,9 @@ class _Parsed:
 class ResourceSource:
     """PrometheusAutoscaler objects of the cache (matching `label_selector`) as Targets.
 
-    Each object is parsed once per resourceVersion; an invalid one is reported once per resourceVersion.
+    Each object is parsed once per resourceVersion, and a valid one not even then when its spec, apiVersion and
+    kind are those last parsed (a status write changes only the status: the spec is reused, the object kept as
+    the target's `stored`); an invalid one is reported once per resourceVersion.
     """
 
     origin = Origin.RESOURCE
@@ -166,13 +168,31 @@ class ResourceSource:
             version = str(meta.get("resourceVersion") or "")
             parsed = self._parsed.get(ident)
             if parsed is None or parsed.version != version or not version:
-                parsed = self._parse(obj, version)
+                parsed = self._reuse(parsed, obj, version) or self._parse(obj, version)
                 if parsed.problem is not None:
                     _report(parsed.problem, self._on_problem)
             seen[ident] = parsed
         self._parsed = seen
         self._loaded = True
         return [p.target for _, p in sorted(seen.items()) if p.target is not None]
+
+    def _reuse(self, parsed: _Parsed | None, obj: Mapping[str, Any], version: str) -> _Parsed | None:
+        """The last valid parse with the new object stored, when only what the spec does not read changed
+        (the status the daemon writes, labels, annotations); None: parse again."""
+        if parsed is None or parsed.target is None or parsed.target.stored is None:
+            return None
+        old = parsed.target.stored
+        if any(obj.get(field) != old.get(field) for field in ("spec", "apiVersion", "kind")):
+            return None
+        meta = obj.get("metadata") or {}
+        generation = meta.get("generation")
+        target = replace(
+            parsed.target,
+            uid=str(meta.get("uid") or ""),
+            generation=generation if isinstance(generation, int) else None,
+            stored=obj,
+        )
+        return _Parsed(version, target, None)
 
     def _parse(self, obj: Mapping[str, Any], version: str) -> _Parsed:
         source = describe(obj) or "PrometheusAutoscaler"

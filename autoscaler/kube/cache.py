@@ -22,7 +22,9 @@ from autoscaler.kube.pods import pod_from_json
 __all__ = ["CachedScale", "PodCache", "WorkloadCache", "workload_scale"]
 
 
-@lru_cache(maxsize=4096)
+# Every target's scale selector is parsed once: a cache smaller than the number of targets would miss every time
+# (the daemon asks for each target's pods in turn), so it holds far more than the daemon's target goal.
+@lru_cache(maxsize=65536)
 def _selector(text: str) -> Selector:
     return parse_selector(text)
 

@@ -192,8 +192,18 @@ class StatusWriter:
                 obj = self.read(namespace, name)
 
 
+def cached_object(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """What AutoscalerCache keeps of an object: all of it but `metadata.managedFields` (the API server's field
+    ownership records, often larger than the spec, that no reader of the cache needs)."""
+    meta = obj.get("metadata")
+    if isinstance(meta, Mapping) and "managedFields" in meta:
+        return {**obj, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
+    return dict(obj)
+
+
 class AutoscalerCache:
-    """PrometheusAutoscaler objects (plain dicts) from list+watch, in the given namespaces or all."""
+    """PrometheusAutoscaler objects (plain dicts, without managedFields) from list+watch, in the given
+    namespaces or all."""
 
     def __init__(
         self, kube: KubeClient, *, namespaces: Sequence[str] | None = None, watch_timeout_seconds: int = 300
@@ -206,7 +216,7 @@ class AutoscalerCache:
                 RequestContext(verb="list", resource=PLURAL, group=GROUP),
             )
             self.informers.append(
-                Informer(kube, lw, transform=dict, name=PLURAL, watch_timeout_seconds=watch_timeout_seconds)
+                Informer(kube, lw, transform=cached_object, name=PLURAL, watch_timeout_seconds=watch_timeout_seconds)
             )
         else:
             for ns in namespaces:
@@ -217,7 +227,11 @@ class AutoscalerCache:
                 )
                 self.informers.append(
                     Informer(
-                        kube, lw, transform=dict, name=f"{PLURAL}/{ns}", watch_timeout_seconds=watch_timeout_seconds
+                        kube,
+                        lw,
+                        transform=cached_object,
+                        name=f"{PLURAL}/{ns}",
+                        watch_timeout_seconds=watch_timeout_seconds,
                     )
                 )
 

@@ -17,6 +17,7 @@ the pod is being deleted). Pure: no clock, no I/O.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -66,6 +67,44 @@ def snapshot_json(
     if controllers:
         snapshot["controllers"] = list(controllers)
     return snapshot
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionInputs:
+    """One decision's inputs kept by reference (immutable core values, shared with the tick that decided), for
+    `json()` to render as `snapshot_json` when someone reads them: a flight recorder keeps this, not the JSON."""
+
+    name: str
+    namespace: str
+    spec_model: AutoscalerSpec
+    scale: core.Scale | core.ScaleFailure
+    pods: tuple[core.Pod, ...]
+    metrics: tuple[core.MetricInput, ...]
+    state: core.BehaviorState
+    settings: core.Settings
+    now: datetime
+    conditions: tuple[core.Condition, ...] = ()
+    last_scale_time: datetime | None = None
+    previous_desired_replicas: int | None = None
+    controllers: tuple[str, ...] = ()
+
+    def json(self) -> dict[str, Any]:
+        """The snapshot, rendered anew on each call (`snapshot_json` of these inputs)."""
+        return snapshot_json(
+            name=self.name,
+            namespace=self.namespace,
+            spec_model=self.spec_model,
+            scale=self.scale,
+            pods=self.pods,
+            metrics=self.metrics,
+            state=self.state,
+            settings=self.settings,
+            now=self.now,
+            conditions=self.conditions,
+            last_scale_time=self.last_scale_time,
+            previous_desired_replicas=self.previous_desired_replicas,
+            controllers=self.controllers,
+        )
 
 
 def _quantities(values: Mapping[str, int]) -> dict[str, str]:
@@ -186,4 +225,4 @@ def _metric(reading: core.MetricInput, *, index: int) -> dict[str, Any]:
             }
 
 
-__all__ = ["snapshot_json"]
+__all__ = ["DecisionInputs", "snapshot_json"]

@@ -54,6 +54,16 @@ def shipped_snapshot(name: str = "resource-cpu-utilization.json") -> dict[str, A
     return data
 
 
+@dataclass(frozen=True)
+class FixedSnapshot:
+    """A snapshot already in replay's format (a shipped file), as an outcome carries one: `json()` gives it."""
+
+    data: dict[str, Any]
+
+    def json(self) -> dict[str, Any]:
+        return json.loads(json.dumps(self.data))
+
+
 def outcome_for(t: Target, *, snapshot: dict[str, Any] | None = None, error_type: str = "") -> TargetOutcome:
     """An outcome carrying a real decision: the shipped CPU snapshot, decided by the core."""
     data = snapshot or shipped_snapshot()
@@ -64,8 +74,8 @@ def outcome_for(t: Target, *, snapshot: dict[str, Any] | None = None, error_type
         previous_desired_replicas=snap.previous_desired_replicas, controllers=snap.controllers,
     )  # fmt: skip
     return TargetOutcome(
-        key=t.key, target=t, decision=decision, snapshot=data, wrote_scale=decision.rescale, wrote_status=False,
-        dry_run=t.dry_run, seconds=0.01, error="boom" if error_type else "", error_type=error_type,
+        key=t.key, target=t, decision=decision, snapshot=FixedSnapshot(data), wrote_scale=decision.rescale,
+        wrote_status=False, dry_run=t.dry_run, seconds=0.01, error="boom" if error_type else "", error_type=error_type,
     )  # fmt: skip
 
 

@@ -310,7 +310,7 @@ def test_every_outcome_snapshot_replays_to_the_decision_made(
                 [resource_target(setup, "web")], now=T0 + timedelta(seconds=seconds)
             ).outcomes
             assert outcome.decision is not None and outcome.snapshot is not None, seconds
-            replayed = replay_data(outcome.snapshot)
+            replayed = replay_data(outcome.snapshot.json())
             assert replayed["desiredReplicas"] == outcome.decision.desired_replicas, seconds
             assert replayed["rescale"] == outcome.decision.rescale, seconds
             assert [c["reason"] for c in replayed["conditions"]] == [c.reason for c in outcome.decision.conditions]
@@ -332,7 +332,8 @@ def test_an_ambiguous_decision_replays_from_its_snapshot(
         report = d.reconciler.reconcile([resource_target(setup, "a"), resource_target(setup, "b")], now=T0)
         for outcome in report.outcomes:
             assert outcome.snapshot is not None
-            assert outcome.snapshot["controllers"] == [f"{NS}/a", f"{NS}/b"]
-            replayed = replay_data(outcome.snapshot)
+            snapshot = outcome.snapshot.json()
+            assert snapshot["controllers"] == [f"{NS}/a", f"{NS}/b"]
+            replayed = replay_data(snapshot)
             reasons = {c["type"]: c["reason"] for c in replayed["conditions"]}
             assert reasons["ScalingActive"] == "AmbiguousSelector"

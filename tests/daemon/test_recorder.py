@@ -5,11 +5,20 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
-from autoscaler.daemon.model import TargetKey
+from structlog.testing import capture_logs
+
+from autoscaler.core import types as core
+from autoscaler.core.decision import decide
+from autoscaler.daemon.model import Target, TargetKey, TargetOutcome
 from autoscaler.daemon.recorder import FlightRecorder
 from autoscaler.replay import replay_data
-from tests.daemon.fakes import outcome_for, target
+from autoscaler.spec.render import decision as render_decision
+from autoscaler.spec.snapshot import load_snapshot
+from autoscaler.spec.snapshot_out import DecisionInputs, snapshot_json
+from autoscaler.spec.validation import load_spec
+from tests.daemon.fakes import outcome_for, shipped_snapshot, target
 
 T0 = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
 
@@ -49,3 +58,83 @@ def test_size_0_records_nothing(tmp_path: Path) -> None:
     recorder.record(outcome_for(target("web")), now=T0)
     assert recorder.snapshots() == {}
     assert not (tmp_path / "snapshots").exists()
+
+
+def _lazy_outcome(t: Target, *, metrics: tuple[core.MetricInput, ...] | None = None) -> tuple[TargetOutcome, Any]:
+    """An outcome as the reconciler makes it: the decision and its inputs by reference (`DecisionInputs`)."""
+    data = shipped_snapshot()
+    snap = load_snapshot(data)
+    spec_model = load_spec(data["autoscaler"]["spec"], scale_to_zero=False)
+    inputs = DecisionInputs(
+        name=t.key.name, namespace=t.key.namespace, spec_model=spec_model, scale=snap.scale, pods=snap.pods,
+        metrics=snap.metrics if metrics is None else metrics, state=snap.state, settings=snap.settings,
+        now=snap.now, conditions=snap.conditions, last_scale_time=snap.last_scale_time,
+        previous_desired_replicas=snap.previous_desired_replicas,
+    )  # fmt: skip
+    decided = decide(
+        spec=snap.spec, scale=snap.scale, pods=snap.pods, metrics=inputs.metrics, state=snap.state,
+        settings=snap.settings, now=snap.now, conditions=snap.conditions, last_scale_time=snap.last_scale_time,
+        previous_desired_replicas=snap.previous_desired_replicas,
+    )  # fmt: skip
+    outcome = TargetOutcome(
+        key=t.key, target=t, decision=decided, snapshot=inputs, wrote_scale=False, wrote_status=False,
+        dry_run=False, seconds=0.01,
+    )  # fmt: skip
+    return outcome, inputs
+
+
+def test_an_entry_kept_by_reference_is_served_as_the_eager_rendering_was(tmp_path: Path) -> None:
+    """The recorder keeps the inputs and the decision, and renders them when read: the same JSON as rendering
+    them when recorded, in memory and in the file."""
+    recorder = FlightRecorder(3, str(tmp_path))
+    web = target("web")
+    outcome, inputs = _lazy_outcome(web)
+    recorder.record(outcome, now=T0)
+    (entry,) = recorder.snapshots(web.key)["shop/web"]
+    assert outcome.decision is not None
+    eager = {
+        "time": "2026-03-01T12:00:00Z",
+        "source": "test: web",
+        "origin": "file",
+        "dryRun": False,
+        "wroteScale": False,
+        "error": None,
+        "snapshot": snapshot_json(
+            name="web",
+            namespace="shop",
+            spec_model=inputs.spec_model,
+            scale=inputs.scale,
+            pods=inputs.pods,
+            metrics=inputs.metrics,
+            state=inputs.state,
+            settings=inputs.settings,
+            now=inputs.now,
+            conditions=inputs.conditions,
+            last_scale_time=inputs.last_scale_time,
+            previous_desired_replicas=inputs.previous_desired_replicas,
+        ),
+        "decision": render_decision(outcome.decision, now=T0, name="web", namespace="shop", source="test: web"),
+    }
+    assert json.dumps(entry) == json.dumps(eager)
+    (file,) = tmp_path.iterdir()
+    assert json.loads(file.read_text()) == eager["snapshot"]
+    assert replay_data(entry["snapshot"])["desiredReplicas"] == outcome.decision.desired_replicas
+
+
+def test_a_snapshot_that_cannot_be_rendered_is_logged_and_left_out(tmp_path: Path) -> None:
+    """A metric failure without a message has no form in the snapshot format: that entry is not served nor
+    written (one error line with the traceback); the target's other entries and other targets are."""
+    recorder = FlightRecorder(3, str(tmp_path))
+    web, api = target("web"), target("api")
+    recorder.record(_lazy_outcome(web)[0], now=T0)
+    with capture_logs() as logs:
+        recorder.record(_lazy_outcome(web, metrics=(core.MetricFailure(""),))[0], now=T0 + timedelta(seconds=1))
+        recorder.record(_lazy_outcome(api)[0], now=T0)
+        served = recorder.snapshots()
+    assert [e["time"] for e in served["shop/web"]] == ["2026-03-01T12:00:00Z"]
+    assert len(served["shop/api"]) == 1
+    assert [(line["event"], line["target"]) for line in logs] == [("snapshot_failed", "shop/web")] * 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "shop_api_20260301T120000.000000Z.json",
+        "shop_web_20260301T120000.000000Z.json",
+    ]

@@ -163,3 +163,39 @@ def test_a_missing_spec_path_counts_as_invalid_until_it_appears(tmp_path: Path) 
     write(absent, spec_object("api"))
     assert keys(source.refresh()) == ["shop/api", "shop/web"]
     assert source.counts() == {"valid": 2, "invalid": 0}
+
+
+def test_a_status_write_keeps_the_parsed_spec_and_stores_the_new_object(kube: KubeClient, setup: Setup) -> None:
+    """The daemon's own status writes change an object's resourceVersion every refresh: its spec is not parsed
+    again (the same Autoscaler value), but the target carries the new object (status and resourceVersion,
+    for the next status write's comparison); a spec change is parsed again."""
+    from autoscaler.kube.status import AutoscalerStatus, StatusWriter
+
+    setup.post(PATH, spec_object("web"))
+    cache = AutoscalerCache(kube, namespaces=[NS])
+    cache.start()
+    try:
+        assert cache.wait_for_sync(10)
+        source = ResourceSource(cache, defaults=DEFAULTS)
+        (first,) = source.refresh()
+        assert first.stored is not None and "status" not in first.stored
+        version = first.stored["metadata"]["resourceVersion"]
+        assert StatusWriter(kube).write_status(NS, "web", AutoscalerStatus(current_replicas=2, desired_replicas=3))
+
+        def written() -> bool:
+            (now,) = source.refresh()
+            return now.stored is not None and now.stored["metadata"]["resourceVersion"] != version
+
+        eventually(written)
+        (second,) = source.refresh()
+        assert second.autoscaler is first.autoscaler, "the spec was not parsed again"
+        assert second.stored is not None and second.stored["status"]["desiredReplicas"] == 3
+        assert (second.uid, second.generation) == (first.uid, first.generation)
+
+        setup.patch(f"{PATH}/web", {"spec": {"maxReplicas": 7}})
+        eventually(lambda: max_replicas(source.refresh(), "web") == 7)
+        (third,) = source.refresh()
+        assert third.autoscaler is not first.autoscaler
+        assert third.stored is not None and third.stored["status"]["desiredReplicas"] == 3
+    finally:
+        cache.stop()

@@ -80,3 +80,15 @@ def test_the_custom_resource_is_watched_in_the_configured_namespaces(kube: KubeC
     finally:
         some.stop()
         every.stop()
+
+
+def test_the_cache_keeps_an_object_without_its_managed_fields() -> None:
+    """managedFields (the API server's field ownership) are dropped; the rest, status included, is kept as is."""
+    from autoscaler.kube.status import cached_object
+
+    meta = {"name": "web", "namespace": NS, "resourceVersion": "7", "labels": {"a": "b"}}
+    obj = {"spec": {"maxReplicas": 3}, "status": {"desiredReplicas": 2}}
+    managed = [{"manager": "kubectl", "operation": "Apply", "fieldsV1": {"f:spec": {}}}]
+    assert cached_object({**obj, "metadata": {**meta, "managedFields": managed}}) == {**obj, "metadata": meta}
+    assert cached_object({**obj, "metadata": meta}) == {**obj, "metadata": meta}
+    assert cached_object(obj) == obj

@@ -23,7 +23,7 @@ from autoscaler.spec.errors import SpecError
 from autoscaler.spec.hpa import AutoscalerSpec, to_core
 from autoscaler.spec.render import decision
 from autoscaler.spec.snapshot import Snapshot, load_snapshot
-from autoscaler.spec.snapshot_out import snapshot_json
+from autoscaler.spec.snapshot_out import DecisionInputs, snapshot_json
 from autoscaler.spec.validation import load_spec
 from tests.spec.strategies import MAX_INT32, NOW, counts, milli_values, specs
 
@@ -200,7 +200,11 @@ def test_a_written_snapshot_reads_back_as_its_inputs_and_replays_the_same_decisi
     replayed = decide(**_inputs(snap))
     assert repr(replayed) == repr(direct)  # repr: a NaN usage ratio equals itself there
     rendered = decision(direct, now=inputs["now"], name="web", namespace="shop", source="")
-    assert replay_data(snapshot_json(name="web", namespace="shop", spec_model=spec_model, **inputs)) == rendered
+    eager = snapshot_json(name="web", namespace="shop", spec_model=spec_model, **inputs)
+    assert replay_data(eager) == rendered
+    # What the flight recorder keeps instead: the inputs by reference, rendered when read, to the same JSON.
+    lazy = DecisionInputs(name="web", namespace="shop", spec_model=spec_model, **inputs)
+    assert json.dumps(lazy.json()) == json.dumps(eager)
 
 
 # --- Tables --------------------------------------------------------------------------------------------
