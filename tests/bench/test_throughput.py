@@ -39,8 +39,9 @@ def test_requests_are_counted_at_prometheus_and_the_emulator(rows: dict[str, dic
     steady = rows["dry-run"]
     # Counted at the server, so a tick's boundary can shift a request; never more than two ticks' worth.
     assert 0 < steady["prometheus_requests_per_tick"] <= 2 * 2 * TARGETS, steady
-    # Dry-run still writes each target's status (the decision shown as not applied): one PUT per target.
-    assert steady["kube_calls_by_kind_per_tick"].get("update prometheusautoscalers/status", 0) > 0, steady
+    # Steady targets in dry-run: their status was written on the first (warm-up) tick and is refreshed only
+    # every state.refreshSeconds, so the measured ticks cost no Kubernetes call at all.
+    assert steady["kube_calls_by_kind_per_tick"] == {}, steady
     assert steady["daemon_peak_rss_mib"] > 0 and steady["tick_p50_seconds"] > 0, steady
 
 
