@@ -36,6 +36,7 @@ from autoscaler.kube.cache import APPS_KINDS, PodCache, WorkloadCache
 from autoscaler.kube.errors import KubeError
 from autoscaler.kube.events import EventRecorder, InvolvedObject
 from autoscaler.kube.scale import ScaleClient
+from autoscaler.kube.state import UnreadableState
 from autoscaler.kube.status import AutoscalerStatus, StatusWriter, status_to_json
 from autoscaler.metrics import MetricRequest, MetricsError, MetricsReader, ReadContext
 from autoscaler.spec.render import format_reference, format_targets, metric_status
@@ -204,7 +205,14 @@ class Reconciler:
     def _restore(self, work: _Work, *, now: datetime, write: bool) -> None:
         memory = self._memory.get(work.key)
         if memory is None:
-            memory = self._load(work.target, now)
+            try:
+                memory = self._load(work.target, now)
+            except KubeError as err:
+                # Unreachable, not unreadable: deciding on an empty memory could shorten a window; hold this tick.
+                log.warning("stored_status_unreachable", target=str(work.key), error=str(err))
+                work.done = True
+                work.error, work.error_type = f"stored state could not be read: {err}", "kube"
+                return
             if write:
                 self._memory[work.key] = memory
         work.memory = memory
@@ -217,7 +225,11 @@ class Reconciler:
         elif self._states is None:
             return Memory()
         else:
-            document = self._states.load(target.key.namespace, target.key.name)
+            try:
+                document = self._states.load(target.key.namespace, target.key.name)
+            except UnreadableState as err:
+                log.warning("stored_status_unreadable", where=where, error=str(err))
+                return Memory()
         return memory_from_status(document, where=where, now=now, refresh_seconds=self._refresh)
 
     # --- 2. scales, pods, the selector index ---------------------------------------------------------------
