@@ -72,6 +72,7 @@ class _Work:
     metrics: list[MetricInput] = field(default_factory=list)
     decision: Decision | None = None
     wrote_scale: bool = False
+    unwritten: bool = False  # the decision asked for a scale write that did not happen (fenced, or not needed)
     wrote_status: bool = False
     error: str = ""
     error_type: str = ""
@@ -437,7 +438,9 @@ class Reconciler:
         work.decision = decided[-1]
         work.wrote_scale = result.written
         if not result.written and work.decision.rescale:
-            # Not written: the fence closed, or the re-read scale already has the desired count.
+            # Not written: the fence closed, or the re-read scale already has the desired count. The decision's
+            # state and lastScaleTime hold a scale that never happened: neither stored nor remembered.
+            work.unwritten = True
             if not self._may_write():
                 work.error, work.error_type = "not the leader: the scale was not written", "fenced"
             work.decision = replace(
@@ -484,7 +487,7 @@ class Reconciler:
         """Store the status when `persist.write_reason` says so: at once on a change that matters, otherwise
         at most every `state_refresh_seconds` (docs/daemon.md, "State persistence")."""
         target = work.target
-        if (self._status if target.origin == Origin.RESOURCE else self._states) is None:
+        if (self._status if target.origin == Origin.RESOURCE else self._states) is None or work.unwritten:
             return
         assert work.decision is not None
         status = self._status_of(work)
@@ -517,6 +520,8 @@ class Reconciler:
     def _remember(self, work: _Work) -> None:
         decision = work.decision
         assert decision is not None
+        if work.unwritten:
+            return  # the previous memory stays: this decision's scale event and lastScaleTime never happened
         self._memory[work.key] = Memory(
             state=decision.state,
             conditions=decision.conditions,

@@ -235,6 +235,34 @@ def test_a_restart_keeps_the_history(
         assert cm["metadata"]["labels"]["autoscaler.dev/state"] == "true"
 
 
+@pytest.mark.parametrize("origin", ["resource", "file"])
+def test_a_fenced_tick_leaves_no_scale_in_memory(
+    kube: KubeClient, setup: Setup, server: Any, prom: FakePrometheus, origin: str
+) -> None:
+    """2 pods per 60 s: a scale-up fenced at 61 s never happened, so at 76 s the HPA scales 4 -> 6."""
+    setup.workload("deployments", "web", replicas=2)
+    doc = spec_doc("web", behavior=BEHAVIOR)
+    if origin == "resource":
+        setup.post(PAS, doc)
+
+    def target() -> Any:
+        return resource_target(setup, "web") if origin == "resource" else file_target(doc)
+
+    prom.values[query_for("web")] = 900
+    with daemon(kube, reader_for(prom)) as d:
+        d.wait_replicas("web", 2)
+        assert d.reconciler.reconcile([target()], now=T0).outcomes[0].wrote_scale
+        d.wait_replicas("web", 4)
+        d.allowed[0] = False
+        (fenced,) = d.reconciler.reconcile([target()], now=T0 + timedelta(seconds=61)).outcomes
+        assert fenced.error_type == "fenced" and not fenced.wrote_scale
+        d.allowed[0] = True
+        (outcome,) = d.reconciler.reconcile([target()], now=T0 + timedelta(seconds=76)).outcomes
+        assert outcome.decision is not None and outcome.wrote_scale, outcome.decision and outcome.decision.summary
+        assert outcome.decision.desired_replicas == 6
+        d.wait_replicas("web", 6)
+
+
 def test_forget_reads_the_state_back_from_storage(
     kube: KubeClient, setup: Setup, server: Any, prom: FakePrometheus
 ) -> None:
