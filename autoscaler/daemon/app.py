@@ -266,6 +266,8 @@ class Daemon:
             log.info("leadership_changed", leader=leading)
             self.reconciler.forget()
             self._last.clear()
+            if not leading:  # a standby evaluates nothing: its per-target series would show the old leader's view
+                self.observer.forget_all()
         if changed or self._was_leader is None:
             self.observer.set_leader(leading)
         self._was_leader = leading

@@ -108,10 +108,15 @@ def test_only_the_leader_reconciles_and_a_change_of_leadership_forgets() -> None
     clock.advance(1)
     daemon.tick()
     assert len(reconciler.calls) == 1, "not due again before its sync period"
+    assert 'autoscaler_target_replicas{kind="desired",name="web",namespace="shop"}' in (
+        daemon.observer.exposition()[0].decode()
+    )
     elector.leading = False
     daemon.tick()
     assert reconciler.forgotten == [None, None]
-    assert "autoscaler_leader 0.0" in daemon.observer.exposition()[0].decode()
+    scrape = daemon.observer.exposition()[0].decode()
+    assert "autoscaler_leader 0.0" in scrape
+    assert 'name="web"' not in scrape, "a standby exports no per-target series"
 
 
 def test_a_loss_and_regain_between_two_ticks_forgets() -> None:
