@@ -500,8 +500,9 @@ class Reconciler:
         try:
             if target.origin == Origin.RESOURCE:
                 assert self._status is not None
+                # write_reason compared with what this daemon stored last; the cache's copy may lag it.
                 work.wrote_status = self._status.write_status(
-                    target.key.namespace, target.key.name, status, current=target.stored
+                    target.key.namespace, target.key.name, status, current=target.stored, if_changed=False
                 )
             else:
                 assert self._states is not None
