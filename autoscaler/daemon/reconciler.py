@@ -44,17 +44,14 @@ from autoscaler.spec.snapshot_out import snapshot_json
 
 log = structlog.get_logger(__name__)
 
-# A selector in the index that its target has not refreshed for this many of its sync periods (plus a minute)
-# belongs to a target that is gone; it stops counting towards AmbiguousSelector.
-SELECTOR_EXPIRY_PERIODS = 4
-
 
 @dataclass(frozen=True, slots=True)
 class _Selector:
+    """A target's last scale selector: kept until the target is removed (`forget`), as the HPA keeps it."""
+
     namespace: str
     selector: str
     seen: datetime
-    expires: datetime
 
 
 @dataclass(slots=True)
@@ -268,17 +265,8 @@ class Reconciler:
 
     def _index_selectors(self, works: Sequence[_Work], now: datetime) -> None:
         for work in works:
-            if isinstance(work.scale, Scale):
-                period = work.target.sync_period_seconds
-                expires = now.timestamp() + SELECTOR_EXPIRY_PERIODS * period + 60
-                self._selectors[work.key] = _Selector(
-                    work.key.namespace,
-                    work.scale.selector,
-                    now,
-                    datetime.fromtimestamp(expires, tz=now.tzinfo),
-                )
-        for key in [k for k, s in self._selectors.items() if s.expires < now]:
-            del self._selectors[key]
+            if isinstance(work.scale, Scale):  # a failed read keeps the last selector: the target still owns its pods
+                self._selectors[work.key] = _Selector(work.key.namespace, work.scale.selector, now)
 
     def _select(self, namespace: str, selector: str) -> tuple[Pod, ...]:
         if not selector:

@@ -300,6 +300,28 @@ def test_ambiguous_selectors_refuse_both(kube: KubeClient, setup: Setup, server:
     assert ours(server, subresource="scale", method="PUT") == []
 
 
+def test_a_target_whose_scale_reads_fail_keeps_its_selector(
+    kube: KubeClient, setup: Setup, server: Any, prom: FakePrometheus
+) -> None:
+    """`a` and `b` both scale Deployment web; `a`'s scale then fails to read for 10 minutes (its target is
+    gone from the cache). The HPA keeps `a`'s selector until `a` is deleted: `b` stays refused all along."""
+    setup.workload("deployments", "web", replicas=2)
+    a, b = file_target(spec_doc("a", target="web")), file_target(spec_doc("b", target="web"))
+    prom.values[query_for("web")] = 800
+    with daemon(kube, reader_for(prom)) as d:
+        d.wait_replicas("web", 2)
+        a_broken = file_target(spec_doc("a", target="gone"))
+        for seconds in range(0, 601, 15):
+            first = a if seconds == 0 else a_broken
+            _, outcome = d.reconciler.reconcile([first, b], now=T0 + timedelta(seconds=seconds)).outcomes
+            assert outcome.decision is not None and not outcome.decision.rescale, seconds
+            active = next(c for c in outcome.decision.conditions if c.type == "ScalingActive")
+            assert active.reason == "AmbiguousSelector", seconds
+        d.reconciler.forget(a.key)  # `a` is removed: `b` alone owns the pods
+        _, outcome = d.reconciler.reconcile([a_broken, b], now=T0 + timedelta(seconds=615)).outcomes
+        assert outcome.decision is not None and outcome.decision.rescale and outcome.wrote_scale
+
+
 def test_a_tick_costs_no_read_per_target(kube: KubeClient, setup: Setup, server: Any, prom: FakePrometheus) -> None:
     names = [f"app{i}" for i in range(6)]
     for name in names:
