@@ -69,6 +69,7 @@ class _Work:
     metrics: list[MetricInput] = field(default_factory=list)
     decision: Decision | None = None
     wrote_scale: bool = False
+    scale_write_error: str | None = None  # the scale write failed with this (the decision is FailedRescale)
     unwritten: bool = False  # the decision asked for a scale write that did not happen (fenced, or not needed)
     wrote_status: bool = False
     error: str = ""
@@ -103,6 +104,8 @@ def snapshot_of(work: _Work, *, settings: Settings, now: datetime) -> dict[str, 
         last_scale_time=memory.last_scale_time,
         previous_desired_replicas=memory.desired_replicas,
         controllers=work.controllers,
+        dry_run=work.target.dry_run,
+        scale_write_error=work.scale_write_error,
     )
 
 
@@ -410,6 +413,7 @@ class Reconciler:
             result = self._scales.write_scale(work.key.namespace, ref, desired, known=known)
         except KubeError as err:
             memory = work.memory
+            work.scale_write_error = str(err)
             work.decision = failed_rescale(
                 decided[-1],
                 str(err),

@@ -46,6 +46,8 @@ def snapshot_json(
     last_scale_time: datetime | None = None,
     previous_desired_replicas: int | None = None,
     controllers: Sequence[str] = (),
+    dry_run: bool = False,
+    scale_write_error: str | None = None,
 ) -> dict[str, Any]:
     """One decision's inputs as a snapshot `load_snapshot` reads back into the same values."""
     snapshot: dict[str, Any] = {
@@ -65,6 +67,10 @@ def snapshot_json(
     }
     if controllers:
         snapshot["controllers"] = list(controllers)
+    if dry_run:
+        snapshot["dryRun"] = True
+    if scale_write_error is not None:
+        snapshot["scaleWriteError"] = scale_write_error
     return snapshot
 
 

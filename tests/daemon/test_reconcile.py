@@ -40,6 +40,20 @@ def events(setup: Setup, reason: str) -> list[Any]:
     return [e for e in items if e["reason"] == reason]
 
 
+def assert_replays_to(snapshot: Any, decision: Any) -> None:
+    """Replaying the tick's snapshot gives the decision the daemon recorded: desired, conditions, events."""
+    from autoscaler.replay import replay_data
+
+    replayed = replay_data(snapshot)
+    assert (replayed["desiredReplicas"], replayed["rescale"]) == (decision.desired_replicas, decision.rescale)
+    assert [(c["type"], c["status"], c["reason"], c["message"]) for c in replayed["conditions"]] == [
+        (c.type, c.status, c.reason, c.message) for c in decision.conditions
+    ]
+    assert [(e["type"], e["reason"], e["message"]) for e in replayed["events"]] == [
+        (str(e.type), str(e.reason), e.message) for e in decision.events
+    ]
+
+
 @pytest.fixture
 def prom() -> FakePrometheus:
     return FakePrometheus()
@@ -146,6 +160,8 @@ def test_dry_run_reports_but_never_scales(kube: KubeClient, setup: Setup, server
         outcome = report.outcomes[0]
         assert outcome.dry_run and not outcome.wrote_scale and outcome.wrote_status
         assert outcome.decision is not None and outcome.decision.desired_replicas == 8
+        assert outcome.snapshot is not None and outcome.snapshot["dryRun"] is True
+        assert_replays_to(outcome.snapshot, outcome.decision)
     assert ours(server, subresource="scale", method="PUT") == []
     assert setup.get(f"/apis/apps/v1/namespaces/{NS}/deployments/web")["spec"]["replicas"] == 4
     status = setup.get(f"{PAS}/web")["status"]
