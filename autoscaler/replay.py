@@ -12,10 +12,10 @@ import json
 from collections.abc import Sequence
 from typing import IO, Any
 
-from autoscaler.core.decision import decide
+from autoscaler.core.decision import decide, dry_run, failed_rescale
 from autoscaler.spec.errors import SpecError
 from autoscaler.spec.files import parse_json, read_text
-from autoscaler.spec.render import decision
+from autoscaler.spec.render import decision, format_reference
 from autoscaler.spec.snapshot import load_snapshot
 
 
@@ -38,6 +38,20 @@ def replay_data(data: Any, *, source: str = "", api_rules: bool = True) -> dict[
         previous_desired_replicas=snap.previous_desired_replicas,
         controllers=snap.controllers,
     )
+    # As the daemon applied them: a dry-run rescale is reported, not written; a failed write is FailedRescale.
+    if snap.dry_run:
+        result = dry_run(result, state=snap.state, conditions=snap.conditions, last_scale_time=snap.last_scale_time)
+    elif snap.scale_write_error is not None and result.rescale:
+        result = failed_rescale(
+            result,
+            snap.scale_write_error,
+            reference=format_reference(snap.spec.scale_target_ref),
+            state=snap.state,
+            conditions=snap.conditions,
+            previous_desired_replicas=snap.previous_desired_replicas,
+            last_scale_time=snap.last_scale_time,
+            now=snap.now,
+        )
     return decision(result, now=snap.now, name=snap.name, namespace=snap.namespace, source=source)
 
 

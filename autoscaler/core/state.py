@@ -96,7 +96,8 @@ def restore_conservatively(state: BehaviorState, *, refresh_seconds: float, now:
     `min(saved_at + refresh_seconds, now)` (`until`). The newest entry of each stored value is stamped
     `until` (never moved back): each window then holds at least the values the lost memory held (the
     scale-down window's maximum is never lower, the scale-up window's minimum never higher), so no window is
-    ever shorter than the HPA's with full memory; it may be up to `refresh_seconds` longer. Scale events need
+    ever shorter than the HPA's with full memory. It may be longer, by up to a whole window: a value that was
+    about to leave a window is restamped too (it may have been recommended again, unstored). Scale events need
     nothing: they are stored at once.
     """
     saved_at = newest_recommendation_time(state)

@@ -102,6 +102,9 @@ class Elector(Protocol):
 
     def is_leader(self) -> bool: ...
 
+    @property
+    def epoch(self) -> int: ...
+
     def start(self) -> None: ...
 
     def stop(self, timeout: float = 5.0) -> None: ...
@@ -183,6 +186,7 @@ class Daemon:
         self._known: dict[TargetKey, Origin] = {}
         self._duplicates: set[tuple[TargetKey, str]] = set()
         self._was_leader: bool | None = None
+        self._epoch: int | None = None  # the elector's epoch at the last tick
         self._health = _Health()
         self._scheduler: BackgroundScheduler | None = None
         self._skip_lock = threading.Lock()
@@ -251,13 +255,19 @@ class Daemon:
 
     def _leading(self) -> bool:
         leading = self.elector is None or self.elector.is_leader()
+        epoch = None if self.elector is None else self.elector.epoch
         changed = self._leadership_changed.is_set() or (self._was_leader is not None and leading != self._was_leader)
+        # A loss and regain between two ticks leaves `leading` unchanged; the epoch tells it.
+        changed = changed or (self._epoch is not None and epoch != self._epoch)
+        self._epoch = epoch
         if changed:
             self._leadership_changed.clear()
             # What the reconciler holds in memory may be stale: another replica may have written since.
             log.info("leadership_changed", leader=leading)
             self.reconciler.forget()
             self._last.clear()
+            if not leading:  # a standby evaluates nothing: its per-target series would show the old leader's view
+                self.observer.forget_all()
         if changed or self._was_leader is None:
             self.observer.set_leader(leading)
         self._was_leader = leading

@@ -278,6 +278,13 @@ class Observer:
         if counted:
             _remove(self.scale_writes, (key.namespace, key.name))
 
+    def forget_all(self) -> None:
+        """Remove every per-target series (a replica that stopped leading evaluates no target)."""
+        with self._lock:
+            keys = set(self._series) | self._counted
+        for key in keys:
+            self.forget(key)
+
     # --- the rest ------------------------------------------------------------------------------------
 
     def error(self, kind: str) -> None:

@@ -36,6 +36,7 @@ from autoscaler.kube.cache import APPS_KINDS, PodCache, WorkloadCache
 from autoscaler.kube.errors import KubeError
 from autoscaler.kube.events import EventRecorder, InvolvedObject
 from autoscaler.kube.scale import ScaleClient
+from autoscaler.kube.state import UnreadableState
 from autoscaler.kube.status import AutoscalerStatus, StatusWriter, status_to_json
 from autoscaler.metrics import MetricRequest, MetricsError, MetricsReader, ReadContext
 from autoscaler.spec.render import format_reference, format_targets, metric_status
@@ -43,17 +44,14 @@ from autoscaler.spec.snapshot_out import DecisionInputs
 
 log = structlog.get_logger(__name__)
 
-# A selector in the index that its target has not refreshed for this many of its sync periods (plus a minute)
-# belongs to a target that is gone; it stops counting towards AmbiguousSelector.
-SELECTOR_EXPIRY_PERIODS = 4
-
 
 @dataclass(frozen=True, slots=True)
 class _Selector:
+    """A target's last scale selector: kept until the target is removed (`forget`), as the HPA keeps it."""
+
     namespace: str
     selector: str
     seen: datetime
-    expires: datetime
 
 
 @dataclass(slots=True)
@@ -80,6 +78,8 @@ class _Work:
     metrics: list[MetricInput] = field(default_factory=list)
     decision: Decision | None = None
     wrote_scale: bool = False
+    scale_write_error: str | None = None  # the scale write failed with this (the decision is FailedRescale)
+    unwritten: bool = False  # the decision asked for a scale write that did not happen (fenced, or not needed)
     wrote_status: bool = False
     # The status to store for `decision` (computed once): (decision, status, document, write_reason).
     status_plan: tuple[Decision, AutoscalerStatus, dict[str, Any], str] | None = None
@@ -116,6 +116,8 @@ def snapshot_of(work: _Work, *, settings: Settings, now: datetime) -> DecisionIn
         last_scale_time=memory.last_scale_time,
         previous_desired_replicas=memory.desired_replicas,
         controllers=work.controllers,
+        dry_run=work.target.dry_run,
+        scale_write_error=work.scale_write_error,
     )
 
 
@@ -216,7 +218,14 @@ class Reconciler:
     def _restore(self, work: _Work, *, now: datetime, write: bool) -> None:
         memory = self._memory.get(work.key)
         if memory is None:
-            memory = self._load(work.target, now)
+            try:
+                memory = self._load(work.target, now)
+            except KubeError as err:
+                # Unreachable, not unreadable: deciding on an empty memory could shorten a window; hold this tick.
+                log.warning("stored_status_unreachable", target=str(work.key), error=str(err))
+                work.done = True
+                work.error, work.error_type = f"stored state could not be read: {err}", "kube"
+                return
             if write:
                 self._memory[work.key] = memory
         work.memory = memory
@@ -229,7 +238,11 @@ class Reconciler:
         elif self._states is None:
             return Memory()
         else:
-            document = self._states.load(target.key.namespace, target.key.name)
+            try:
+                document = self._states.load(target.key.namespace, target.key.name)
+            except UnreadableState as err:
+                log.warning("stored_status_unreadable", where=where, error=str(err))
+                return Memory()
         return memory_from_status(document, where=where, now=now, refresh_seconds=self._refresh)
 
     # --- 2. scales, pods, the selector index ---------------------------------------------------------------
@@ -267,17 +280,8 @@ class Reconciler:
 
     def _index_selectors(self, works: Sequence[_Work], now: datetime) -> None:
         for work in works:
-            if isinstance(work.scale, Scale):
-                period = work.target.sync_period_seconds
-                expires = now.timestamp() + SELECTOR_EXPIRY_PERIODS * period + 60
-                self._selectors[work.key] = _Selector(
-                    work.key.namespace,
-                    work.scale.selector,
-                    now,
-                    datetime.fromtimestamp(expires, tz=now.tzinfo),
-                )
-        for key in [k for k, s in self._selectors.items() if s.expires < now]:
-            del self._selectors[key]
+            if isinstance(work.scale, Scale):  # a failed read keeps the last selector: the target still owns its pods
+                self._selectors[work.key] = _Selector(work.key.namespace, work.scale.selector, now)
 
     def _select(self, namespace: str, selector: str) -> tuple[Pod, ...]:
         if not selector:
@@ -442,6 +446,7 @@ class Reconciler:
             result = self._scales.write_scale(work.key.namespace, ref, desired, known=known)
         except KubeError as err:
             memory = work.memory
+            work.scale_write_error = str(err)
             work.decision = failed_rescale(
                 decided[-1],
                 str(err),
@@ -458,7 +463,9 @@ class Reconciler:
         work.decision = decided[-1]
         work.wrote_scale = result.written
         if not result.written and work.decision.rescale:
-            # Not written: the fence closed, or the re-read scale already has the desired count.
+            # Not written: the fence closed, or the re-read scale already has the desired count. The decision's
+            # state and lastScaleTime hold a scale that never happened: neither stored nor remembered.
+            work.unwritten = True
             if not self._may_write():
                 work.error, work.error_type = "not the leader: the scale was not written", "fenced"
             work.decision = replace(
@@ -522,6 +529,8 @@ class Reconciler:
         """Store the status when `persist.write_reason` says so: at once on a change that matters, otherwise
         at most every `state_refresh_seconds` (docs/daemon.md, "State persistence")."""
         target = work.target
+        if work.unwritten:
+            return  # the decision's scale never happened: the stored status stays as it was
         plan = self._plan_status(work, now)
         if plan is None or not plan[3]:
             return
@@ -530,8 +539,9 @@ class Reconciler:
         try:
             if target.origin == Origin.RESOURCE:
                 assert self._status is not None
+                # write_reason compared with what this daemon stored last; the cache's copy may lag it.
                 work.wrote_status = self._status.write_status(
-                    target.key.namespace, target.key.name, status, current=target.stored
+                    target.key.namespace, target.key.name, status, current=target.stored, if_changed=False
                 )
             else:
                 assert self._states is not None
@@ -550,6 +560,8 @@ class Reconciler:
     def _remember(self, work: _Work) -> None:
         decision = work.decision
         assert decision is not None
+        if work.unwritten:
+            return  # the previous memory stays: this decision's scale event and lastScaleTime never happened
         self._memory[work.key] = Memory(
             state=decision.state,
             conditions=decision.conditions,

@@ -8,7 +8,9 @@ the daemon passes in: this module only serves, it must not compute health nor re
 
 from __future__ import annotations
 
+import ipaddress
 import json
+import socket
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -56,9 +58,26 @@ def parse_address(text: str) -> tuple[str, int]:
     return host.strip("[]") or "0.0.0.0", int(port)
 
 
+def address_family(host: str) -> socket.AddressFamily:
+    """AF_INET6 for an IPv6 literal ("::1", "::"), else AF_INET (an IPv4 address or a name)."""
+    try:
+        return socket.AF_INET6 if ipaddress.ip_address(host).version == 6 else socket.AF_INET
+    except ValueError:
+        return socket.AF_INET
+
+
+def format_address(host: str, port: int) -> str:
+    """ "host:port", with an IPv6 host in brackets ("[::1]:8080"), as listenAddress spells it."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     endpoints: Endpoints
+
+
+class _Server6(_Server):
+    address_family = socket.AF_INET6
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -112,7 +131,8 @@ class HttpServer:
 
     def __init__(self, address: str, endpoints: Endpoints) -> None:
         host, port = parse_address(address)
-        self._server = _Server((host, port), _Handler)
+        server = _Server6 if address_family(host) == socket.AF_INET6 else _Server
+        self._server = server((host, port), _Handler)
         self._server.endpoints = endpoints
         self._thread: threading.Thread | None = None
 
@@ -125,13 +145,14 @@ class HttpServer:
     @property
     def url(self) -> str:
         host, port = self.address
-        return f"http://{'127.0.0.1' if host in ('0.0.0.0', '') else host}:{port}"
+        host = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "::1"}.get(host, host)
+        return f"http://{format_address(host, port)}"
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._server.serve_forever, name="http", daemon=True)
         self._thread.start()
         host, port = self.address
-        log.info("http_listening", address=f"{host}:{port}")
+        log.info("http_listening", address=format_address(host, port))
 
     def stop(self) -> None:
         if self._thread is not None:

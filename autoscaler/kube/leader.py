@@ -105,6 +105,7 @@ class LeaderElector:
         self._observed: tuple[str, Any, Any, Any, Any] | None = None
         self._observed_at = 0.0
         self._was_leader = False
+        self._epoch = 0  # acquisitions so far: a new one after any moment not leading
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -115,6 +116,12 @@ class LeaderElector:
         with self._lock:
             renewed_at = self._renewed_at
         return renewed_at is not None and self._clock() - renewed_at < self.config.renew_deadline_seconds
+
+    @property
+    def epoch(self) -> int:
+        """How many times this contender has become leader: a change means another may have led in between."""
+        with self._lock:
+            return self._epoch
 
     def leader_until(self) -> float | None:
         """The monotonic time at which `is_leader()` turns False unless renewed; None when not leading."""
@@ -238,6 +245,9 @@ class LeaderElector:
 
     def _became_holder(self, lease: dict[str, Any], sent_at: float) -> None:
         with self._lock:
+            renewed_at = self._renewed_at
+            if renewed_at is None or self._clock() - renewed_at >= self.config.renew_deadline_seconds:
+                self._epoch += 1  # not leading until now (even for a moment): a new leadership
             self._renewed_at = sent_at
             self._observed = _record(lease)
             self._observed_at = sent_at

@@ -28,6 +28,11 @@ from autoscaler.kube.retry import RetryBudget, call_with_retries
 
 log = structlog.get_logger(__name__)
 
+
+class UnreadableState(InvalidRequest):
+    """The stored ConfigMap exists but its `data.status` is not a JSON object: the spec has to start afresh."""
+
+
 PREFIX = "autoscaler-state."
 DATA_KEY = "status"
 STATE_LABEL = "autoscaler.dev/state"
@@ -95,7 +100,11 @@ class ConfigMapStateStore:
             return None
 
     def load(self, namespace: str, name: str) -> dict[str, Any] | None:
-        """The stored status document of spec `namespace/name`, or None when there is none."""
+        """The stored status document of spec `namespace/name`, or None when there is none.
+
+        Raises `UnreadableState` when the ConfigMap holds something that is not a JSON object (the caller starts
+        afresh; the next save replaces it), and another `KubeError` when it could not be read (retry later).
+        """
         cm = state_name(namespace, name)
         obj = self._get(cm)
         with self._lock:
@@ -108,11 +117,11 @@ class ConfigMapStateStore:
         try:
             document = json.loads(text)
         except ValueError as err:
-            raise InvalidRequest(
+            raise UnreadableState(
                 f"ConfigMap {self.namespace}/{cm}: data.{DATA_KEY} is not JSON: {err}", context=self._context("get", cm)
             ) from err
         if not isinstance(document, dict):
-            raise InvalidRequest(
+            raise UnreadableState(
                 f"ConfigMap {self.namespace}/{cm}: data.{DATA_KEY} is not a JSON object",
                 context=self._context("get", cm),
             )

@@ -159,19 +159,27 @@ class StatusWriter:
         call_with_retries(once, budget=self._budget, sleep=self._sleep)
 
     def write_status(
-        self, namespace: str, name: str, status: AutoscalerStatus, *, current: Mapping[str, Any] | None = None
+        self,
+        namespace: str,
+        name: str,
+        status: AutoscalerStatus,
+        *,
+        current: Mapping[str, Any] | None = None,
+        if_changed: bool = True,
     ) -> bool:
         """Write `status` unless the stored one is equal; True when a write happened.
 
         `current` is the object as last seen (from `AutoscalerCache`), saving a GET; on 409 the object is
-        read again and compared again.
+        read again and compared again. A cached copy can lag the caller's own last write, so equality with it
+        proves nothing: a caller that knows the stored status differs (the daemon compares with what it wrote
+        last) passes `if_changed=False` and the status is written whatever `current` holds.
         """
         obj: Mapping[str, Any] = current if current is not None else self.read(namespace, name)
         conflicts = 0
         while True:
             stored = obj.get("status") or {}
             wanted = status_to_json(status, previous=stored, now=self._clock())
-            if wanted == stored:
+            if if_changed and wanted == stored:
                 return False
             meta = obj.get("metadata") or {}
             body = {

@@ -203,6 +203,12 @@ class SnapshotModel(_Strict):
         description="Every autoscaler (namespace/name) whose scale selector matches one of the target's pods, "
         "itself included; more than one is the HPA's AmbiguousSelector.",
     )
+    dry_run: bool = Field(
+        False, alias="dryRun", description="The decision was made in dry-run: a rescale is reported, not written."
+    )
+    scale_write_error: Annotated[str, StringConstraints(min_length=1)] | None = Field(
+        None, alias="scaleWriteError", description="The scale write failed with this error (the HPA's FailedRescale)."
+    )
     comment: str | None = Field(None, description="Free text; ignored.")
 
     @field_validator("controllers")
@@ -231,6 +237,8 @@ class Snapshot:
     last_scale_time: datetime | None
     previous_desired_replicas: int | None
     controllers: tuple[str, ...] = ()
+    dry_run: bool = False
+    scale_write_error: str | None = None
 
 
 def _raw_spec(data: dict[str, Any]) -> Any:
@@ -302,6 +310,8 @@ def load_snapshot(data: Any, *, source: str = "", api_rules: bool = True) -> Sna
         last_scale_time=parse_time(status.last_scale_time) if status.last_scale_time else None,
         previous_desired_replicas=status.desired_replicas,
         controllers=tuple(model.controllers),
+        dry_run=model.dry_run,
+        scale_write_error=model.scale_write_error,
     )
 
 

@@ -47,6 +47,8 @@ def snapshot_json(
     last_scale_time: datetime | None = None,
     previous_desired_replicas: int | None = None,
     controllers: Sequence[str] = (),
+    dry_run: bool = False,
+    scale_write_error: str | None = None,
 ) -> dict[str, Any]:
     """One decision's inputs as a snapshot `load_snapshot` reads back into the same values."""
     snapshot: dict[str, Any] = {
@@ -66,6 +68,10 @@ def snapshot_json(
     }
     if controllers:
         snapshot["controllers"] = list(controllers)
+    if dry_run:
+        snapshot["dryRun"] = True
+    if scale_write_error is not None:
+        snapshot["scaleWriteError"] = scale_write_error
     return snapshot
 
 
@@ -87,6 +93,8 @@ class DecisionInputs:
     last_scale_time: datetime | None = None
     previous_desired_replicas: int | None = None
     controllers: tuple[str, ...] = ()
+    dry_run: bool = False
+    scale_write_error: str | None = None
 
     def json(self) -> dict[str, Any]:
         """The snapshot, rendered anew on each call (`snapshot_json` of these inputs)."""
@@ -104,6 +112,8 @@ class DecisionInputs:
             last_scale_time=self.last_scale_time,
             previous_desired_replicas=self.previous_desired_replicas,
             controllers=self.controllers,
+            dry_run=self.dry_run,
+            scale_write_error=self.scale_write_error,
         )
 
 

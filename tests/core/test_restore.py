@@ -83,6 +83,13 @@ EVENTS = (ScaleEvent(2, at(-40), False),)
             id="equal-timestamps: the later entry is restamped",
         ),
         pytest.param(
+            BehaviorState(recs((8, -295), (4, -15))),
+            60,
+            at(5),
+            BehaviorState(recs((8, 5), (4, 5))),
+            id="a value about to leave a 300 s window is held a whole window after the restore (safe, not the HPA)",
+        ),
+        pytest.param(
             BehaviorState(recs((3, -15)), EVENTS, EVENTS),
             60,
             at(10),

@@ -130,6 +130,8 @@ def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
             id="a misspelled state field",
         ),
         pytest.param(_set("metrics.0", {"error": ""}), "metrics[0].error", "non-empty string", id="an empty error"),
+        pytest.param(_set("dryRun", "yes"), "dryRun", "valid boolean", id="dryRun as a string"),
+        pytest.param(_set("scaleWriteError", ""), "scaleWriteError", "at least 1 character", id="an empty write error"),
         pytest.param(
             _set("autoscaler.spec.metrics.0.prometheus", {"qurey": "sum(up)"}),
             "autoscaler.spec.metrics[0].prometheus.qurey",

@@ -139,13 +139,20 @@ class Daemon:
 
 
 @contextmanager
-def daemon(kube: KubeClient, reader: MetricsReader, *, settings: Settings | None = None) -> Iterator[Daemon]:
+def daemon(
+    kube: KubeClient,
+    reader: MetricsReader,
+    *,
+    settings: Settings | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Iterator[Daemon]:
+    """The reconciler over fresh caches; `sleep` is the state store's backoff between retries."""
     pods, workloads = PodCache(kube), WorkloadCache(kube)
     pods.start()
     workloads.start()
     try:
         assert pods.wait_for_sync(10) and workloads.wait_for_sync(10)
-        states = ConfigMapStateStore(kube, namespace=STATE_NS)
+        states = ConfigMapStateStore(kube, namespace=STATE_NS, sleep=sleep)
         allowed = [True]
         reconciler = Reconciler(
             settings=settings or Settings(),

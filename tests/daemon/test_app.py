@@ -79,6 +79,7 @@ def test_a_removed_target_is_forgotten_everywhere() -> None:
 class FakeElector:
     def __init__(self) -> None:
         self.leading = False
+        self.epoch = 0
         self.started = self.stopped = False
 
     def is_leader(self) -> bool:
@@ -107,10 +108,34 @@ def test_only_the_leader_reconciles_and_a_change_of_leadership_forgets() -> None
     clock.advance(1)
     daemon.tick()
     assert len(reconciler.calls) == 1, "not due again before its sync period"
+    assert 'autoscaler_target_replicas{kind="desired",name="web",namespace="shop"}' in (
+        daemon.observer.exposition()[0].decode()
+    )
     elector.leading = False
     daemon.tick()
     assert reconciler.forgotten == [None, None]
-    assert "autoscaler_leader 0.0" in daemon.observer.exposition()[0].decode()
+    scrape = daemon.observer.exposition()[0].decode()
+    assert "autoscaler_leader 0.0" in scrape
+    assert 'name="web"' not in scrape, "a standby exports no per-target series"
+
+
+def test_a_loss_and_regain_between_two_ticks_forgets() -> None:
+    """`is_leader()` is true at both ticks, but the elector became leader again in between: another replica
+    may have written, so the memory goes and every target is due at once."""
+    clock = FakeClock(T0)
+    reconciler = FakeReconciler()
+    elector = FakeElector()
+    elector.leading, elector.epoch = True, 1
+    daemon = _daemon(StaticSource([target("web")]), reconciler, clock, elector=elector)
+    daemon.tick()
+    clock.advance(1)
+    daemon.tick()
+    assert len(reconciler.calls) == 1 and reconciler.forgotten == []
+    elector.epoch = 2
+    clock.advance(1)
+    daemon.tick()
+    assert reconciler.forgotten == [None]
+    assert len(reconciler.calls) == 2, "every target is due again after a new leadership"
 
 
 def test_the_scheduler_runs_real_ticks() -> None:

@@ -24,6 +24,7 @@ DEFAULTS = TargetDefaults(sync_period_seconds=15.0, dry_run=False, scale_to_zero
 class Elector:
     def __init__(self, leading: bool) -> None:
         self.leading = leading
+        self.epoch = 1
 
     def is_leader(self) -> bool:
         return self.leading

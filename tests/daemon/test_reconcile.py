@@ -40,6 +40,20 @@ def events(setup: Setup, reason: str) -> list[Any]:
     return [e for e in items if e["reason"] == reason]
 
 
+def assert_replays_to(snapshot: Any, decision: Any) -> None:
+    """Replaying the tick's snapshot gives the decision the daemon recorded: desired, conditions, events."""
+    from autoscaler.replay import replay_data
+
+    replayed = replay_data(snapshot.json())
+    assert (replayed["desiredReplicas"], replayed["rescale"]) == (decision.desired_replicas, decision.rescale)
+    assert [(c["type"], c["status"], c["reason"], c["message"]) for c in replayed["conditions"]] == [
+        (c.type, c.status, c.reason, c.message) for c in decision.conditions
+    ]
+    assert [(e["type"], e["reason"], e["message"]) for e in replayed["events"]] == [
+        (str(e.type), str(e.reason), e.message) for e in decision.events
+    ]
+
+
 @pytest.fixture
 def prom() -> FakePrometheus:
     return FakePrometheus()
@@ -146,6 +160,8 @@ def test_dry_run_reports_but_never_scales(kube: KubeClient, setup: Setup, server
         outcome = report.outcomes[0]
         assert outcome.dry_run and not outcome.wrote_scale and outcome.wrote_status
         assert outcome.decision is not None and outcome.decision.desired_replicas == 8
+        assert outcome.snapshot is not None and outcome.snapshot.json()["dryRun"] is True
+        assert_replays_to(outcome.snapshot, outcome.decision)
     assert ours(server, subresource="scale", method="PUT") == []
     assert setup.get(f"/apis/apps/v1/namespaces/{NS}/deployments/web")["spec"]["replicas"] == 4
     status = setup.get(f"{PAS}/web")["status"]
@@ -235,6 +251,34 @@ def test_a_restart_keeps_the_history(
         assert cm["metadata"]["labels"]["autoscaler.dev/state"] == "true"
 
 
+@pytest.mark.parametrize("origin", ["resource", "file"])
+def test_a_fenced_tick_leaves_no_scale_in_memory(
+    kube: KubeClient, setup: Setup, server: Any, prom: FakePrometheus, origin: str
+) -> None:
+    """2 pods per 60 s: a scale-up fenced at 61 s never happened, so at 76 s the HPA scales 4 -> 6."""
+    setup.workload("deployments", "web", replicas=2)
+    doc = spec_doc("web", behavior=BEHAVIOR)
+    if origin == "resource":
+        setup.post(PAS, doc)
+
+    def target() -> Any:
+        return resource_target(setup, "web") if origin == "resource" else file_target(doc)
+
+    prom.values[query_for("web")] = 900
+    with daemon(kube, reader_for(prom)) as d:
+        d.wait_replicas("web", 2)
+        assert d.reconciler.reconcile([target()], now=T0).outcomes[0].wrote_scale
+        d.wait_replicas("web", 4)
+        d.allowed[0] = False
+        (fenced,) = d.reconciler.reconcile([target()], now=T0 + timedelta(seconds=61)).outcomes
+        assert fenced.error_type == "fenced" and not fenced.wrote_scale
+        d.allowed[0] = True
+        (outcome,) = d.reconciler.reconcile([target()], now=T0 + timedelta(seconds=76)).outcomes
+        assert outcome.decision is not None and outcome.wrote_scale, outcome.decision and outcome.decision.summary
+        assert outcome.decision.desired_replicas == 6
+        d.wait_replicas("web", 6)
+
+
 def test_forget_reads_the_state_back_from_storage(
     kube: KubeClient, setup: Setup, server: Any, prom: FakePrometheus
 ) -> None:
@@ -270,6 +314,28 @@ def test_ambiguous_selectors_refuse_both(kube: KubeClient, setup: Setup, server:
     assert prom.queries == []  # refused before any metric is read
     assert len(events(setup, "AmbiguousSelector")) == 2 and len(events(setup, "FailedComputeMetricsReplicas")) == 2
     assert ours(server, subresource="scale", method="PUT") == []
+
+
+def test_a_target_whose_scale_reads_fail_keeps_its_selector(
+    kube: KubeClient, setup: Setup, server: Any, prom: FakePrometheus
+) -> None:
+    """`a` and `b` both scale Deployment web; `a`'s scale then fails to read for 10 minutes (its target is
+    gone from the cache). The HPA keeps `a`'s selector until `a` is deleted: `b` stays refused all along."""
+    setup.workload("deployments", "web", replicas=2)
+    a, b = file_target(spec_doc("a", target="web")), file_target(spec_doc("b", target="web"))
+    prom.values[query_for("web")] = 800
+    with daemon(kube, reader_for(prom)) as d:
+        d.wait_replicas("web", 2)
+        a_broken = file_target(spec_doc("a", target="gone"))
+        for seconds in range(0, 601, 15):
+            first = a if seconds == 0 else a_broken
+            _, outcome = d.reconciler.reconcile([first, b], now=T0 + timedelta(seconds=seconds)).outcomes
+            assert outcome.decision is not None and not outcome.decision.rescale, seconds
+            active = next(c for c in outcome.decision.conditions if c.type == "ScalingActive")
+            assert active.reason == "AmbiguousSelector", seconds
+        d.reconciler.forget(a.key)  # `a` is removed: `b` alone owns the pods
+        _, outcome = d.reconciler.reconcile([a_broken, b], now=T0 + timedelta(seconds=615)).outcomes
+        assert outcome.decision is not None and outcome.decision.rescale and outcome.wrote_scale
 
 
 def test_a_tick_costs_no_read_per_target(kube: KubeClient, setup: Setup, server: Any, prom: FakePrometheus) -> None:

@@ -13,6 +13,7 @@ from autoscaler.kube.retry import RetryBudget
 from autoscaler.kube.scale import ScaleClient
 from autoscaler.kube.status import StatusWriter
 from tests.daemon.helpers import PAS, FakePrometheus, daemon, query_for, reader_for, resource_target, spec_doc
+from tests.daemon.test_reconcile import assert_replays_to
 from tests.kube.conftest import NS, Setup
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -59,6 +60,13 @@ def test_a_failed_scale_write_is_failed_rescale_and_the_next_tick_succeeds(
         assert web.decision is not None and web.decision.error is not None
         assert web.decision.error.startswith("failed to rescale Deployment/web: ")
         assert d.replicas("web") == 4
+        assert (
+            web.snapshot is not None and web.snapshot.json()["scaleWriteError"] == web.decision.error.split(": ", 1)[1]
+        )
+        assert_replays_to(web.snapshot, web.decision)  # FailedRescale, as the daemon recorded it
+        assert api.snapshot is not None
+        assert "scaleWriteError" not in api.snapshot.json() and "dryRun" not in api.snapshot.json()
+        assert_replays_to(api.snapshot, api.decision)
         status = setup.get(f"{PAS}/web")["status"]
         able = next(c for c in status["conditions"] if c["type"] == "AbleToScale")
         assert (able["status"], able["reason"]) == ("False", "FailedUpdateScale")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import urllib.error
 import urllib.request
 from datetime import UTC, datetime
@@ -12,7 +13,7 @@ import pytest
 from autoscaler.daemon.app import Daemon
 from autoscaler.daemon.observe import Observer
 from autoscaler.daemon.recorder import FlightRecorder
-from autoscaler.daemon.server import Check, Endpoints, HttpServer
+from autoscaler.daemon.server import Check, Endpoints, HttpServer, address_family
 from tests.daemon.fakes import FakeClock, FakeReconciler, StaticSource, target
 
 
@@ -89,3 +90,43 @@ def test_a_failing_answer_is_a_500_and_the_server_keeps_serving() -> None:
 def test_a_bad_listen_address_is_refused(text: str) -> None:
     with pytest.raises(ValueError, match="is not host:port"):
         HttpServer(text, Endpoints(lambda: (b"", ""), lambda: Check(True, ""), lambda: Check(True, ""), lambda t: {}))
+
+
+def _ipv6_loopback() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6) as sock:
+            sock.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize(
+    ("host", "family"),
+    [
+        pytest.param("::1", socket.AF_INET6, id="ipv6-loopback"),
+        pytest.param("::", socket.AF_INET6, id="ipv6-any"),
+        pytest.param("127.0.0.1", socket.AF_INET, id="ipv4"),
+        pytest.param("0.0.0.0", socket.AF_INET, id="ipv4-any"),
+        pytest.param("localhost", socket.AF_INET, id="name"),
+    ],
+)
+def test_the_address_family_follows_the_host(host: str, family: socket.AddressFamily) -> None:
+    assert address_family(host) == family
+
+
+def test_an_ipv6_listen_address_serves() -> None:
+    if not _ipv6_loopback():
+        pytest.skip("this machine has no IPv6 loopback (the family choice is tested above)")
+    server = HttpServer(
+        "[::1]:0",
+        Endpoints(metrics=lambda: (b"", "text/plain"), healthz=lambda: Check(True, "ok"),
+                  readyz=lambda: Check(True, "ok"), snapshots=lambda target: {}),
+    )  # fmt: skip
+    server.start()
+    try:
+        host, port = server.address
+        assert host == "::1" and server.url == f"http://[::1]:{port}"
+        assert get(server.url + "/healthz") == (200, "ok\n")
+    finally:
+        server.stop()

@@ -211,6 +211,7 @@ def test_sigterm_during_a_slow_tick_exits_0_in_the_grace_and_releases_the_lease(
             "enabled": True, "leaseName": "e2e-slow", "namespace": NS, "identity": "slow",
             "leaseDurationSeconds": 3, "renewDeadlineSeconds": 2, "retryPeriodSeconds": 0.5,
         },
+        state={"refreshSeconds": 0},  # a state write every tick (the recommendation timestamps move): the slow call
     )  # fmt: skip
     daemon.start()
     fault = None

@@ -49,6 +49,19 @@ def test_acquire_renew_and_the_renew_deadline(kube: KubeClient, setup: Setup) ->
     assert setup.get(LEASE)["spec"]["leaseTransitions"] == 0
 
 
+def test_the_epoch_counts_acquisitions_and_regains_after_the_deadline(kube: KubeClient, setup: Setup) -> None:
+    clock = Mono()
+    a = LeaderElector(kube, config("a"), clock=clock)
+    assert a.epoch == 0
+    assert a.try_acquire_or_renew() and a.epoch == 1
+    clock.advance(5)
+    assert a.try_acquire_or_renew() and a.epoch == 1, "a renew in time is the same leadership"
+    clock.advance(10.5)  # past the renew deadline: not leading for a moment, though nobody else took the lease
+    assert a.try_acquire_or_renew() and a.epoch == 2
+    a.release()
+    assert a.try_acquire_or_renew() and a.epoch == 3
+
+
 def test_a_contender_waits_a_lease_duration_on_its_own_clock(kube: KubeClient, setup: Setup) -> None:
     clock_a, clock_b = Mono(), Mono()
     a = LeaderElector(kube, config("a"), clock=clock_a)

@@ -61,6 +61,21 @@ def test_a_stale_object_is_reread_on_409(kube: KubeClient, setup: Setup, server:
     assert obj["status"]["desiredReplicas"] == 4
 
 
+def test_a_cached_copy_that_lags_the_last_write_is_not_trusted_with_if_changed_false(
+    kube: KubeClient, setup: Setup, server: Any
+) -> None:
+    """The cache still shows desired 4 after the writer stored 5; writing 4 again must reach the server."""
+    setup.autoscaler("web")
+    writer = StatusWriter(kube, clock=lambda: T0)
+    assert writer.write_status(NS, "web", _status(desired=4))
+    lagging = setup.get(f"{PATH}/web")
+    assert writer.write_status(NS, "web", _status(desired=5), current=lagging)
+    assert not writer.write_status(NS, "web", _status(desired=4), current=lagging), "equal to the copy: skipped"
+    assert setup.get(f"{PATH}/web")["status"]["desiredReplicas"] == 5
+    assert writer.write_status(NS, "web", _status(desired=4), current=lagging, if_changed=False)
+    assert setup.get(f"{PATH}/web")["status"]["desiredReplicas"] == 4
+
+
 def test_the_custom_resource_is_watched_in_the_configured_namespaces(kube: KubeClient, setup: Setup) -> None:
     setup.autoscaler("web", ns="shop")
     setup.autoscaler("queue", ns="ops")

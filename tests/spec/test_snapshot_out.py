@@ -481,3 +481,25 @@ def test_a_written_file_replays_with_the_command_path(tmp_path: Path) -> None:
     result = replay_file(str(path))
     # An Object Value target: ceil(40 / 10 × 1 ready pod) = 4.
     assert (result["currentReplicas"], result["desiredReplicas"], result["rescale"]) == (3, 4, True)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "written_fields", "read_back"),
+    [
+        pytest.param({}, {}, (False, None), id="neither: no field"),
+        pytest.param({"dry_run": True}, {"dryRun": True}, (True, None), id="dry-run"),
+        pytest.param(
+            {"scale_write_error": "the server is down"},
+            {"scaleWriteError": "the server is down"},
+            (False, "the server is down"),
+            id="a failed scale write",
+        ),
+    ],
+)
+def test_dry_run_and_a_scale_write_error_are_written_when_they_apply(
+    overrides: dict[str, Any], written_fields: dict[str, Any], read_back: tuple[bool, str | None]
+) -> None:
+    written = _write(SPEC, readings=(ENTRIES[0].values[1],), **overrides)
+    assert {k: written[k] for k in ("dryRun", "scaleWriteError") if k in written} == written_fields
+    snap = load_snapshot(json.loads(json.dumps(written)))
+    assert (snap.dry_run, snap.scale_write_error) == read_back
