@@ -7,8 +7,9 @@ snapshots (docs/snapshot.md), and printed by `autoscaler replay`. `recommendatio
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from autoscaler.core.formats import format_time, parse_time
@@ -87,13 +88,46 @@ def newest_recommendation_time(state: BehaviorState) -> datetime | None:
     return max(r.timestamp for r in state.recommendations)
 
 
-def restore_conservatively(state: BehaviorState, *, refresh_seconds: float, now: datetime) -> BehaviorState:
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICRO = timedelta(microseconds=1)
+
+
+def refresh_offset(key: str, refresh_seconds: float) -> timedelta:
+    """The target's place in the refresh period: in [0, refresh_seconds), stable across processes (a hash of `key`).
+
+    Spread evenly over the period, so N targets first written in the same tick are refreshed N / period per
+    second rather than all at once a period later.
+    """
+    period = round(refresh_seconds * 1_000_000)
+    if period <= 0:
+        return timedelta(0)
+    digest = int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "big")
+    return timedelta(microseconds=digest % period)
+
+
+def refresh_due(saved_at: datetime, *, refresh_seconds: float, offset: timedelta) -> datetime:
+    """When a state saved at `saved_at` must be stored again: the first instant strictly after it that is
+    `offset` past a multiple of `refresh_seconds` since the Unix epoch (so at most `refresh_seconds` later).
+
+    `refresh_seconds` 0 (or less): at once (`saved_at`).
+    """
+    period = round(refresh_seconds * 1_000_000)
+    if period <= 0:
+        return saved_at
+    since = (saved_at - _EPOCH) // _MICRO - offset // _MICRO
+    return saved_at + timedelta(microseconds=period - since % period)
+
+
+def restore_conservatively(
+    state: BehaviorState, *, refresh_seconds: float, offset: timedelta, now: datetime
+) -> BehaviorState:
     """A stored behaviour state made safe to continue from after a restart or a failover.
 
-    The daemon stores the state at once whenever the set of recorded values changes, and otherwise at most
-    `refresh_seconds` after the newest recommendation it stored (`saved_at`). So every recommendation the
+    The daemon stores the state at once whenever the set of recorded values changes, and otherwise at the
+    first tick at or after `refresh_due(saved_at, refresh_seconds=..., offset=...)` (`saved_at`: the newest
+    recommendation stored; the due time is at most `refresh_seconds` after it). So every recommendation the
     lost process made after `saved_at` has one of the stored values and was made before
-    `min(saved_at + refresh_seconds, now)` (`until`). The newest entry of each stored value is stamped
+    `min(due, now)` (`until`). The newest entry of each stored value is stamped
     `until` (never moved back): each window then holds at least the values the lost memory held (the
     scale-down window's maximum is never lower, the scale-up window's minimum never higher), so no window is
     ever shorter than the HPA's with full memory. It may be longer, by up to a whole window: a value that was
@@ -103,7 +137,7 @@ def restore_conservatively(state: BehaviorState, *, refresh_seconds: float, now:
     saved_at = newest_recommendation_time(state)
     if saved_at is None or state.recommendations is None or refresh_seconds <= 0:
         return state
-    until = min(saved_at + timedelta(seconds=refresh_seconds), now)
+    until = min(refresh_due(saved_at, refresh_seconds=refresh_seconds, offset=offset), now)
     if until <= saved_at:
         return state
     newest: dict[int, int] = {}

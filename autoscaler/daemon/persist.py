@@ -17,7 +17,12 @@ from typing import Any, Protocol
 import structlog
 
 from autoscaler.core.formats import parse_time
-from autoscaler.core.state import behavior_state_from_json, newest_recommendation_time, restore_conservatively
+from autoscaler.core.state import (
+    behavior_state_from_json,
+    newest_recommendation_time,
+    refresh_due,
+    restore_conservatively,
+)
 from autoscaler.core.types import BehaviorState, Condition
 
 log = structlog.get_logger(__name__)
@@ -69,20 +74,30 @@ def _count(value: Any) -> int | None:
 
 
 def memory_from_status(
-    document: Mapping[str, Any] | None, *, where: str, now: datetime | None = None, refresh_seconds: float = 0.0
+    document: Mapping[str, Any] | None,
+    *,
+    where: str,
+    now: datetime | None = None,
+    refresh_seconds: float = 0.0,
+    offset: timedelta = timedelta(0),
 ) -> Memory:
     """The memory a stored status document gives back at `now`; an unreadable one is logged and starts afresh.
 
     The behaviour state is restored conservatively (`core.state.restore_conservatively`): the recommendations
-    a lost process did not store (at most `refresh_seconds` of them, `write_reason`) are assumed to have been
-    any of the stored values. Starting afresh is what the HPA does after every restart: the target's current
-    size is its first recommendation, so nothing scales on a missing history; only the windows restart.
+    a lost process did not store (those before the target's next refresh, `write_reason`, at most
+    `refresh_seconds` of them) are assumed to have been any of the stored values. Starting afresh is what the
+    HPA does after every restart: the target's current size is its first recommendation, so nothing scales on
+    a missing history; only the windows restart.
     """
     if not document:
         return Memory()
     try:
         stored = behavior_state_from_json(document.get("behaviorState"))
-        state = stored if now is None else restore_conservatively(stored, refresh_seconds=refresh_seconds, now=now)
+        state = (
+            stored
+            if now is None
+            else restore_conservatively(stored, refresh_seconds=refresh_seconds, offset=offset, now=now)
+        )
         return Memory(
             state=state,
             conditions=_conditions(document.get("conditions")),
@@ -135,14 +150,17 @@ def write_reason(
     saved_at: datetime | None,
     now: datetime,
     refresh_seconds: float,
+    offset: timedelta = timedelta(0),
 ) -> str:
     """Why the status document `wanted` must be stored now, given the one stored (`saved`); "" when it may wait.
 
     At once: a first write, and any change of a field users or the HPA's semantics read (replicas, desired,
     conditions, lastScaleTime, observedGeneration, reference, which metrics have a value, scale events, and the
     SET of recorded recommendation values, so a recommendation not stored always has a stored value). Metric
-    values, the TARGETS text and recommendation timestamps alone wait until `refresh_seconds` after `saved_at`
-    (the newest stored recommendation); `core.state.restore_conservatively` relies on exactly this.
+    values, the TARGETS text and recommendation timestamps alone wait for the target's next refresh after
+    `saved_at` (the newest stored recommendation): `core.state.refresh_due`, at most `refresh_seconds` later,
+    spread over the period by the target's `offset` (`core.state.refresh_offset`);
+    `core.state.restore_conservatively` relies on exactly this.
     """
     if saved is None:
         return "first write"
@@ -161,6 +179,6 @@ def write_reason(
             return f"{key} changed"
     if _recorded_values(old_state) != _recorded_values(new_state):
         return "the recorded recommendation values changed"
-    if saved_at is None or now >= saved_at + timedelta(seconds=refresh_seconds):
+    if saved_at is None or now >= refresh_due(saved_at, refresh_seconds=refresh_seconds, offset=offset):
         return "refresh"
     return ""

@@ -20,7 +20,7 @@ import traceback
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, cast
 
 import structlog
@@ -28,7 +28,7 @@ import structlog
 from autoscaler.core.decision import Decision, controlling_autoscalers, decide, dry_run, failed_rescale
 from autoscaler.core.events import EventReason
 from autoscaler.core.labels import SelectorSyntaxError
-from autoscaler.core.state import newest_recommendation_time
+from autoscaler.core.state import newest_recommendation_time, refresh_offset
 from autoscaler.core.types import MetricFailure, MetricInput, Pod, Scale, ScaleFailure, Settings
 from autoscaler.daemon.model import Origin, Target, TargetKey, TargetOutcome, TickReport
 from autoscaler.daemon.persist import Memory, StateStore, memory_from_status, write_reason
@@ -156,15 +156,25 @@ class Reconciler:
         self._may_write = may_write
         self._memory: dict[TargetKey, Memory] = {}
         self._selectors: dict[TargetKey, _Selector] = {}
+        self._offsets: dict[TargetKey, timedelta] = {}
+
+    def _offset(self, key: TargetKey) -> timedelta:
+        """The target's place in the status refresh period (`core.state.refresh_offset`), computed once."""
+        offset = self._offsets.get(key)
+        if offset is None:
+            offset = self._offsets[key] = refresh_offset(str(key), self._refresh)
+        return offset
 
     def forget(self, key: TargetKey | None = None) -> None:
         """Drop the in-memory state of one target or all (leadership change): read from storage when next seen."""
         if key is None:
             self._memory.clear()
             self._selectors.clear()
+            self._offsets.clear()
             return
         self._memory.pop(key, None)
         self._selectors.pop(key, None)
+        self._offsets.pop(key, None)
 
     # --- the tick ---------------------------------------------------------------------------------------
 
@@ -243,7 +253,9 @@ class Reconciler:
             except UnreadableState as err:
                 log.warning("stored_status_unreadable", where=where, error=str(err))
                 return Memory()
-        return memory_from_status(document, where=where, now=now, refresh_seconds=self._refresh)
+        return memory_from_status(
+            document, where=where, now=now, refresh_seconds=self._refresh, offset=self._offset(target.key)
+        )
 
     # --- 2. scales, pods, the selector index ---------------------------------------------------------------
 
@@ -520,14 +532,20 @@ class Reconciler:
         status = self._status_of(work)
         document = status_to_json(status, previous=work.memory.document, now=now)
         reason = write_reason(
-            work.memory.document, document, saved_at=work.memory.saved_at, now=now, refresh_seconds=self._refresh
+            work.memory.document,
+            document,
+            saved_at=work.memory.saved_at,
+            now=now,
+            refresh_seconds=self._refresh,
+            offset=self._offset(work.key),
         )
         work.status_plan = (decision, status, document, reason)
         return work.status_plan
 
     def _write_status(self, work: _Work, now: datetime) -> None:
         """Store the status when `persist.write_reason` says so: at once on a change that matters, otherwise
-        at most every `state_refresh_seconds` (docs/daemon.md, "State persistence")."""
+        at most every `state_refresh_seconds`, each target at its own place in the period (docs/daemon.md,
+        "State persistence")."""
         target = work.target
         if work.unwritten:
             return  # the decision's scale never happened: the stored status stays as it was

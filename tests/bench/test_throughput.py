@@ -40,8 +40,11 @@ def test_requests_are_counted_at_prometheus_and_the_emulator(rows: dict[str, dic
     # Counted at the server, so a tick's boundary can shift a request; never more than two ticks' worth.
     assert 0 < steady["prometheus_requests_per_tick"] <= 2 * 2 * TARGETS, steady
     # Steady targets in dry-run: their status was written on the first (warm-up) tick and is refreshed only
-    # every state.refreshSeconds, so the measured ticks cost no Kubernetes call at all.
-    assert steady["kube_calls_by_kind_per_tick"] == {}, steady
+    # once per state.refreshSeconds (60 s, longer than the run), each at its own time in the period: the measured
+    # ticks cost status writes only, and at most one per target in all.
+    calls = steady["kube_calls_by_kind_per_tick"]
+    assert set(calls) <= {"update prometheusautoscalers/status"}, steady
+    assert sum(calls.values()) * steady["ticks"] <= TARGETS, steady
     assert steady["daemon_peak_rss_mib"] > 0 and steady["tick_p50_seconds"] > 0, steady
 
 

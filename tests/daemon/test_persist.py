@@ -140,3 +140,31 @@ def test_a_stored_status_is_restored_conservatively() -> None:
         Recommendation(5, T0 - timedelta(seconds=15)),
         Recommendation(4, T0),
     )
+
+
+@pytest.mark.parametrize(
+    ("offset", "seconds", "expected"),
+    [
+        pytest.param(20, 19, "", id="before-the-target's-slot: waits"),
+        pytest.param(20, 20, "refresh", id="at-the-slot: 20 s after a save at 12:00:00"),
+        pytest.param(0, 59, "", id="offset-0: a whole period"),
+        pytest.param(0, 60, "refresh", id="offset-0-at-the-next-minute"),
+    ],
+)
+def test_the_refresh_waits_for_the_targets_place_in_the_period(offset: int, seconds: int, expected: str) -> None:
+    later = doc(recommendations=LATER_RECS)
+    now = T0 + timedelta(seconds=seconds)
+    reason = write_reason(
+        doc(), later, saved_at=SAVED_AT, now=now, refresh_seconds=60, offset=timedelta(seconds=offset)
+    )
+    assert reason == expected
+
+
+def test_a_restore_stamps_at_the_targets_own_refresh_time() -> None:
+    memory = memory_from_status(
+        doc(), where="test", now=T0 + timedelta(seconds=50), refresh_seconds=60, offset=timedelta(seconds=20)
+    )
+    assert memory.state.recommendations == (
+        Recommendation(5, T0 + timedelta(seconds=20)),
+        Recommendation(4, T0 + timedelta(seconds=20)),
+    )

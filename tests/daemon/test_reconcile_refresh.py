@@ -6,9 +6,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from autoscaler.core.state import refresh_offset
 from autoscaler.daemon.model import TargetOutcome
 from tests.daemon.helpers import PAS, FakePrometheus, daemon, query_for, reader_for, resource_target, spec_doc
-from tests.kube.conftest import Setup
+from tests.kube.conftest import NS, Setup
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
@@ -18,6 +19,8 @@ def at(seconds: int) -> datetime:
 
 
 def test_a_steady_target_writes_its_status_once_then_every_refresh(kube: Any, setup: Setup, server: Any) -> None:
+    # web's refresh comes due 28.47 s past each minute (its place in the 60 s period, from its key).
+    assert int(refresh_offset(f"{NS}/web", 60).total_seconds()) == 28
     setup.workload("deployments", "web", replicas=4)
     setup.post(PAS, spec_doc("web"))
     prom = FakePrometheus()
@@ -34,7 +37,7 @@ def test_a_steady_target_writes_its_status_once_then_every_refresh(kube: Any, se
                 wrote.append(seconds)
                 if seconds == 0:
                     assert setup.get(f"{PAS}/web")["status"]["targets"] == "100/100 (avg)"
-        assert wrote == [0, 60, 120]  # first, then the refresh after the newest stored recommendation
+        assert wrote == [0, 30, 90, 150]  # first, then the first tick after each of web's refresh times
         assert setup.get(f"{PAS}/web")["status"]["targets"] == "101/100 (avg)"  # the new value, at the refresh
 
         prom.values[query_for("web")] = 800  # anything that matters is written at once
@@ -48,40 +51,42 @@ def _first_scale_down(outcomes: list[TargetOutcome]) -> int:
 
 
 def test_a_restart_50s_after_the_last_save_keeps_the_window(kube: Any, setup: Setup, server: Any) -> None:
-    """`ref` is reconciled by one reconciler throughout; `web`, the same spec under the same load at the same
-    times, by a reconciler that is lost 50 s after its last status write and replaced. The lost memory held an
+    """`ref` is reconciled by one reconciler throughout; `api`, the same spec under the same load at the same
+    times, by a reconciler that is lost 50 s after its last status write and replaced (api's refresh comes due 8.78 s
+    past each minute, so after its save at 15 s the next is due at 68.78 s). The lost memory held an
     8 recommended at 60 s that was never stored; the restored window must hold 8 at least as long."""
-    for name in ("web", "ref"):
+    assert int(refresh_offset(f"{NS}/api", 60).total_seconds()) == 8
+    for name in ("api", "ref"):
         setup.workload("deployments", name, replicas=4)
         setup.post(PAS, spec_doc(name, target=name))
     prom = FakePrometheus()
-    prom.values[query_for("web")] = prom.values[query_for("ref")] = 800
+    prom.values[query_for("api")] = prom.values[query_for("ref")] = 800
     with daemon(kube, reader_for(prom)) as first:
-        first.wait_replicas("web", 4)
+        first.wait_replicas("api", 4)
         first.wait_replicas("ref", 4)
         stored_at: list[int] = []
         for seconds in range(0, 61, 15):
             outcomes = first.reconciler.reconcile(
-                [resource_target(setup, "web"), resource_target(setup, "ref")], now=at(seconds)
+                [resource_target(setup, "api"), resource_target(setup, "ref")], now=at(seconds)
             ).outcomes
             assert all(o.error == "" for o in outcomes)
             if outcomes[0].wrote_status:
                 stored_at.append(seconds)
             if seconds == 0:
-                first.wait_replicas("web", 8)
+                first.wait_replicas("api", 8)
                 first.wait_replicas("ref", 8)
-        assert stored_at == [0, 15]  # the scale, then AbleToScale ReadyForNewScale; 30..60 wait for 75
+        assert stored_at == [0, 15]  # the scale, then AbleToScale ReadyForNewScale; 30..60 wait for 68.78
 
-        # `web`'s reconciler is lost; a new one starts 50 s after web's last save. The load falls.
-        prom.values[query_for("web")] = prom.values[query_for("ref")] = 400
+        # `api`'s reconciler is lost; a new one starts 50 s after api's last save. The load falls.
+        prom.values[query_for("api")] = prom.values[query_for("ref")] = 400
         with daemon(kube, reader_for(prom)) as restarted:
-            restarted.wait_replicas("web", 8)
+            restarted.wait_replicas("api", 8)
             web: list[TargetOutcome] = []
             ref: list[TargetOutcome] = []
             ticks = list(range(65, 420, 15))
             for seconds in ticks:
                 (r,) = first.reconciler.reconcile([resource_target(setup, "ref")], now=at(seconds)).outcomes
-                (w,) = restarted.reconciler.reconcile([resource_target(setup, "web")], now=at(seconds)).outcomes
+                (w,) = restarted.reconciler.reconcile([resource_target(setup, "api")], now=at(seconds)).outcomes
                 assert r.error == "" and w.error == "", seconds
                 ref.append(r)
                 web.append(w)
@@ -92,7 +97,41 @@ def test_a_restart_50s_after_the_last_save_keeps_the_window(kube: Any, setup: Se
                 if w.wrote_scale:
                     break
     # Without the restart the last 8 (60 s) leaves the 300 s window after 360 s; the restored 8 is stamped at the
-    # restart (65 s = min(15 s + 60 s refresh, 65 s)), so web holds until after 365 s. Had it restored the stored
-    # timestamps as they were (last 8 at 15 s), it would have scaled down at 320 s.
+    # restart (65 s = min(68.78 s, api's next refresh, 65 s)), so api holds until after 365 s. Had it restored the
+    # stored timestamps as they were (last 8 at 15 s), it would have scaled down at 320 s.
     assert ticks[_first_scale_down(ref)] == 365
     assert ticks[_first_scale_down(web)] == 380
+
+
+def test_targets_first_written_together_are_refreshed_at_their_own_times(kube: Any, setup: Setup, server: Any) -> None:
+    """Seven steady targets all written in the first tick: each refresh comes at the first tick after the target's
+    own place in the 60 s period (from its key), not all in the tick a period later."""
+    names = ["a", "b", "c", "d", "e", "f", "g"]
+    prom = FakePrometheus()
+    for name in names:
+        setup.workload("deployments", name, replicas=4)
+        setup.post(PAS, spec_doc(name, target=name))
+        prom.values[query_for(name)] = 400
+    places = {name: refresh_offset(f"{NS}/{name}", 60).total_seconds() for name in names}
+    assert {name: int(place) for name, place in places.items()} == {
+        "a": 37, "b": 9, "c": 47, "d": 27, "e": 13, "f": 26, "g": 59
+    }  # fmt: skip
+    wrote: dict[str, list[int]] = {name: [] for name in names}
+    with daemon(kube, reader_for(prom)) as d:
+        for name in names:
+            d.wait_replicas(name, 4)
+        for seconds in range(0, 121, 15):
+            outcomes = d.reconciler.reconcile([resource_target(setup, n) for n in names], now=at(seconds)).outcomes
+            for outcome in outcomes:
+                assert outcome.error == "" and not outcome.wrote_scale, seconds
+                if outcome.wrote_status:
+                    wrote[outcome.key.name].append(seconds)
+    assert wrote == {
+        "a": [0, 45, 105],
+        "b": [0, 15, 75],
+        "c": [0, 60, 120],
+        "d": [0, 30, 90],
+        "e": [0, 15, 75],
+        "f": [0, 30, 90],
+        "g": [0, 60, 120],
+    }
