@@ -149,3 +149,23 @@ def restore_conservatively(
         for i, rec in enumerate(state.recommendations)
     )
     return BehaviorState(restamped, state.scale_up_events, state.scale_down_events)
+
+
+def compact_recommendations(state: BehaviorState) -> BehaviorState:
+    """The state with only the newest recommendation of each distinct replica count (order kept).
+
+    A stabilization window takes the max or min over the entries newer than its cutoff, so an older entry
+    with the same count as a newer one never changes it, for any cutoff; the HPA's list holds one entry per
+    sync period (300 with a 1 s period and the 300 s window), this one at most one per distinct count.
+    """
+    recs = state.recommendations
+    if not recs or len(recs) < 2:
+        return state
+    newest: dict[int, int] = {}
+    for i, rec in enumerate(recs):
+        if rec.replicas not in newest or rec.timestamp >= recs[newest[rec.replicas]].timestamp:
+            newest[rec.replicas] = i
+    if len(newest) == len(recs):
+        return state
+    kept = sorted(newest.values())
+    return BehaviorState(tuple(recs[i] for i in kept), state.scale_up_events, state.scale_down_events)

@@ -19,6 +19,7 @@ import structlog
 from autoscaler.core.formats import parse_time
 from autoscaler.core.state import (
     behavior_state_from_json,
+    compact_recommendations,
     newest_recommendation_time,
     refresh_due,
     restore_conservatively,
@@ -98,6 +99,7 @@ def memory_from_status(
             if now is None
             else restore_conservatively(stored, refresh_seconds=refresh_seconds, offset=offset, now=now)
         )
+        state = compact_recommendations(state)  # as the daemon remembers it (a state stored before compaction)
         return Memory(
             state=state,
             conditions=_conditions(document.get("conditions")),

@@ -28,7 +28,7 @@ import structlog
 from autoscaler.core.decision import Decision, controlling_autoscalers, decide, dry_run, failed_rescale
 from autoscaler.core.events import EventReason
 from autoscaler.core.labels import SelectorSyntaxError
-from autoscaler.core.state import newest_recommendation_time, refresh_offset
+from autoscaler.core.state import compact_recommendations, newest_recommendation_time, refresh_offset
 from autoscaler.core.types import MetricFailure, MetricInput, Pod, Scale, ScaleFailure, Settings
 from autoscaler.daemon.model import Origin, Target, TargetKey, TargetOutcome, TickReport
 from autoscaler.daemon.persist import Memory, StateStore, memory_from_status, write_reason
@@ -515,7 +515,7 @@ class Reconciler:
             current_metrics=tuple(metric_status(s) for s in statuses) if statuses else (),
             conditions=decision.conditions,
             observed_generation=work.target.generation,
-            behavior_state=decision.state,
+            behavior_state=compact_recommendations(decision.state),
             reference=format_reference(spec.scale_target_ref),
             targets=format_targets(spec.metrics, statuses),
         )
@@ -580,8 +580,9 @@ class Reconciler:
         assert decision is not None
         if work.unwritten:
             return  # the previous memory stays: this decision's scale event and lastScaleTime never happened
+        # Only the newest recommendation of each count: the windows' results are the same (core.state).
         self._memory[work.key] = Memory(
-            state=decision.state,
+            state=compact_recommendations(decision.state),
             conditions=decision.conditions,
             last_scale_time=decision.status.last_scale_time,
             desired_replicas=decision.status.desired_replicas,

@@ -39,6 +39,11 @@ def test_a_steady_target_writes_its_status_once_then_every_refresh(kube: Any, se
                     assert setup.get(f"{PAS}/web")["status"]["targets"] == "100/100 (avg)"
         assert wrote == [0, 30, 90, 150]  # first, then the first tick after each of web's refresh times
         assert setup.get(f"{PAS}/web")["status"]["targets"] == "101/100 (avg)"  # the new value, at the refresh
+        # Eleven recommendations of 4 (the HPA keeps them all): stored and remembered, only the newest.
+        stored = setup.get(f"{PAS}/web")["status"]["behaviorState"]["recommendations"]
+        assert stored == [{"replicas": 4, "timestamp": "2026-03-01T12:02:30Z"}]
+        (remembered,) = d.reconciler._memory.values()
+        assert remembered.state.recommendations is not None and len(remembered.state.recommendations) == 1
 
         prom.values[query_for("web")] = 800  # anything that matters is written at once
         (outcome,) = d.reconciler.reconcile([resource_target(setup, "web")], now=at(165)).outcomes
