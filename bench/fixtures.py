@@ -16,13 +16,8 @@ The binaries come from `.tools/prometheus/usr/bin` (make deps) or the PATH.
 
 from __future__ import annotations
 
-import shutil
-import socket
 import subprocess
 import tempfile
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -41,6 +36,7 @@ from autoscaler.core.types import (
 )
 from autoscaler.metrics import MetricRequest, MetricsSettings, PrometheusBinding, ReadContext
 from autoscaler.sim.apiserver.server import EmulatedApiServer
+from tests.metrics import server
 
 REPO = Path(__file__).resolve().parents[1]
 PODS_PER_TARGET = 10
@@ -65,21 +61,14 @@ class Layout:
 
 
 def binary(name: str) -> str:
-    """A Prometheus tool (`prometheus`, `promtool`): the project's tools directory first, then the PATH."""
-    local = REPO / ".tools" / "prometheus" / "usr" / "bin" / name
-    if local.is_file():
-        return str(local)
-    found = shutil.which(name)
+    """A Prometheus tool (`prometheus`, `promtool`), as the tests find it; exits naming it when there is none."""
+    found = server.find_binary(name)
     if found is None:
         raise SystemExit(f"no {name} binary: run `make deps` or put it on the PATH")
     return found
 
 
-def free_port() -> int:
-    """A port nobody listens on right now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+free_port = server.free_port
 
 
 @dataclass(frozen=True)
@@ -133,20 +122,10 @@ def write_openmetrics(
 
 
 @dataclass
-class Prometheus:
+class Prometheus(server.ServerProcess):
     """A running, backfilled Prometheus."""
 
-    process: subprocess.Popen[bytes]
-    url: str
-    version: str
-
-    def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+    version: str = ""
 
 
 @contextmanager
@@ -179,29 +158,18 @@ def prometheus(
             "--storage.tsdb.retention.time=3650d",
         ]
         version = subprocess.run([argv[0], "--version"], capture_output=True, text=True).stdout.split("\n")[0]
-        with (root / "prometheus.log").open("wb") as log:
-            process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
-        running = Prometheus(process, f"http://127.0.0.1:{port}", version)
+        log = root / "prometheus.log"
         try:
-            _wait_ready(f"{running.url}/-/ready", process, root / "prometheus.log")
+            process, url = server.spawn(
+                "prometheus", argv, port=port, log_path=log, ready=server.answers("/-/ready"), deadline_seconds=120.0
+            )
+        except RuntimeError as err:
+            raise SystemExit(str(err)) from None
+        running = Prometheus(process, url, log, version)
+        try:
             yield running
         finally:
             running.stop()
-
-
-def _wait_ready(url: str, process: subprocess.Popen[bytes], log: Path, deadline_seconds: float = 120.0) -> None:
-    deadline = time.monotonic() + deadline_seconds
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit(f"prometheus exited: {log.read_text()[-2000:]}")
-        try:
-            with urllib.request.urlopen(url, timeout=1) as response:
-                if response.status == 200:
-                    return
-        except (urllib.error.URLError, OSError):
-            pass
-        time.sleep(0.05)
-    raise SystemExit(f"prometheus not ready within {deadline_seconds:g} s")
 
 
 def settings(url: str, *, max_concurrent_queries: int = 8) -> MetricsSettings:

@@ -26,12 +26,12 @@ storage:
 """
 
 
-def find_binary() -> str | None:
-    """The prometheus binary: the project's tools directory first, then the PATH."""
-    local = REPO / ".tools" / "prometheus" / "usr" / "bin" / "prometheus"
+def find_binary(name: str = "prometheus") -> str | None:
+    """A Prometheus tool (`prometheus`, `promtool`): the project's tools directory first, then the PATH."""
+    local = REPO / ".tools" / "prometheus" / "usr" / "bin" / name
     if local.is_file():
         return str(local)
-    return shutil.which("prometheus")
+    return shutil.which(name)
 
 
 def free_port() -> int:
