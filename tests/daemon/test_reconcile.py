@@ -3,6 +3,7 @@ with a fake clock `now` and the HPA's production durations (the 300 s downscale 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -216,20 +217,23 @@ BEHAVIOR = {
 }
 
 
+def _rate_limited_web(setup: Setup, prom: FakePrometheus, origin: str) -> Callable[[], Any]:
+    """A Deployment of 2 under load (900), its spec limited to 2 pods per 60 s, from a custom resource or a
+    file; returns how to read its Target as the daemon would."""
+    setup.workload("deployments", "web", replicas=2)
+    doc = spec_doc("web", behavior=BEHAVIOR)
+    if origin == "resource":
+        setup.post(PAS, doc)
+    prom.values[query_for("web")] = 900
+    return lambda: resource_target(setup, "web") if origin == "resource" else file_target(doc)
+
+
 @pytest.mark.parametrize("origin", ["resource", "file"])
 def test_a_restart_keeps_the_history(
     kube: KubeClient, setup: Setup, server: Any, prom: FakePrometheus, origin: str
 ) -> None:
     """2 pods per 60 s: a new daemon 30 s after a scale-up still counts it (the HPA would scale again)."""
-    setup.workload("deployments", "web", replicas=2)
-    doc = spec_doc("web", behavior=BEHAVIOR)
-    if origin == "resource":
-        setup.post(PAS, doc)
-
-    def target() -> Any:
-        return resource_target(setup, "web") if origin == "resource" else file_target(doc)
-
-    prom.values[query_for("web")] = 900
+    target = _rate_limited_web(setup, prom, origin)
     with daemon(kube, reader_for(prom)) as d:
         d.wait_replicas("web", 2)
         assert d.reconciler.reconcile([target()], now=T0).outcomes[0].wrote_scale
@@ -256,15 +260,7 @@ def test_a_fenced_tick_leaves_no_scale_in_memory(
     kube: KubeClient, setup: Setup, server: Any, prom: FakePrometheus, origin: str
 ) -> None:
     """2 pods per 60 s: a scale-up fenced at 61 s never happened, so at 76 s the HPA scales 4 -> 6."""
-    setup.workload("deployments", "web", replicas=2)
-    doc = spec_doc("web", behavior=BEHAVIOR)
-    if origin == "resource":
-        setup.post(PAS, doc)
-
-    def target() -> Any:
-        return resource_target(setup, "web") if origin == "resource" else file_target(doc)
-
-    prom.values[query_for("web")] = 900
+    target = _rate_limited_web(setup, prom, origin)
     with daemon(kube, reader_for(prom)) as d:
         d.wait_replicas("web", 2)
         assert d.reconciler.reconcile([target()], now=T0).outcomes[0].wrote_scale
