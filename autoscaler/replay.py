@@ -12,19 +12,15 @@ import json
 from collections.abc import Sequence
 from typing import IO, Any
 
-from autoscaler.core.decision import decide, dry_run, failed_rescale
+from autoscaler.core.decision import Decision, decide, dry_run, failed_rescale
 from autoscaler.spec.errors import SpecError
 from autoscaler.spec.files import parse_json, read_text
 from autoscaler.spec.render import decision, format_reference
-from autoscaler.spec.snapshot import load_snapshot
+from autoscaler.spec.snapshot import Snapshot, load_snapshot
 
 
-def replay_data(data: Any, *, source: str = "", api_rules: bool = True) -> dict[str, Any]:
-    """Decide one parsed snapshot; raises SpecError naming the field when it is malformed.
-
-    `api_rules=False` is for transcribed upstream controller tests only (see `spec.validation.load_spec`).
-    """
-    snap = load_snapshot(data, source=source, api_rules=api_rules)
+def decide_snapshot(snap: Snapshot) -> Decision:
+    """The decision a snapshot holds the inputs of, as the daemon made it (its dry-run and failed write applied)."""
     result = decide(
         spec=snap.spec,
         scale=snap.scale,
@@ -52,6 +48,16 @@ def replay_data(data: Any, *, source: str = "", api_rules: bool = True) -> dict[
             last_scale_time=snap.last_scale_time,
             now=snap.now,
         )
+    return result
+
+
+def replay_data(data: Any, *, source: str = "", api_rules: bool = True) -> dict[str, Any]:
+    """Decide one parsed snapshot; raises SpecError naming the field when it is malformed.
+
+    `api_rules=False` is for transcribed upstream controller tests only (see `spec.validation.load_spec`).
+    """
+    snap = load_snapshot(data, source=source, api_rules=api_rules)
+    result = decide_snapshot(snap)
     return decision(result, now=snap.now, name=snap.name, namespace=snap.namespace, source=source)
 
 

@@ -29,8 +29,7 @@ from typing import Any
 
 import pytest
 
-from autoscaler.core.decision import decide
-from autoscaler.replay import replay_data
+from autoscaler.replay import decide_snapshot, replay_data
 from autoscaler.spec.errors import SpecError
 from autoscaler.spec.snapshot import load_snapshot
 from tests.conformance.builders import (
@@ -719,18 +718,7 @@ def test_reconcile(fields: dict[str, Any], expected: Expected) -> None:
 def _desired_with_upstream_scale_up_limit_factor(data: dict[str, Any]) -> int | None:
     """The status desired replicas with scaleUpLimitFactor 8, as horizontal_test.go's init() sets it."""
     snap = load_snapshot(data, api_rules=False)
-    decision = decide(
-        spec=snap.spec,
-        scale=snap.scale,
-        pods=snap.pods,
-        metrics=snap.metrics,
-        state=snap.state,
-        settings=replace(snap.settings, scale_up_limit_factor=8.0),
-        now=snap.now,
-        conditions=snap.conditions,
-        last_scale_time=snap.last_scale_time,
-        previous_desired_replicas=snap.previous_desired_replicas,
-    )
+    decision = decide_snapshot(replace(snap, settings=replace(snap.settings, scale_up_limit_factor=8.0)))
     return decision.status.desired_replicas
 
 

@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
-from autoscaler.core.decision import Decision, decide, dry_run, failed_rescale
+from autoscaler.core.decision import Decision, dry_run, failed_rescale
 from autoscaler.core.types import BehaviorState, ConditionType, Recommendation, ScaleEvent
+from autoscaler.replay import decide_snapshot
 from autoscaler.spec.snapshot import Snapshot, load_snapshot
 
 EXAMPLE = Path(__file__).parents[2] / "docs" / "snapshots" / "resource-cpu-utilization.json"  # 3 -> 5
@@ -41,18 +42,7 @@ def snapshot(*, behavior: bool = False, load: float = 1.0, status: dict[str, Any
 
 
 def decided(snap: Snapshot) -> Decision:
-    return decide(
-        spec=snap.spec,
-        scale=snap.scale,
-        pods=snap.pods,
-        metrics=snap.metrics,
-        state=snap.state,
-        settings=snap.settings,
-        now=snap.now,
-        conditions=snap.conditions,
-        last_scale_time=snap.last_scale_time,
-        previous_desired_replicas=snap.previous_desired_replicas,
-    )
+    return decide_snapshot(snap)
 
 
 def failed(snap: Snapshot, decision: Decision) -> Decision:

@@ -10,8 +10,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from autoscaler.core.decision import decide
 from autoscaler.daemon.model import Origin, Target, TargetKey, TargetOutcome, TickReport
+from autoscaler.replay import decide_snapshot
 from autoscaler.spec.objects import load_autoscaler
 from autoscaler.spec.snapshot import load_snapshot
 
@@ -68,11 +68,7 @@ def outcome_for(t: Target, *, snapshot: dict[str, Any] | None = None, error_type
     """An outcome carrying a real decision: the shipped CPU snapshot, decided by the core."""
     data = snapshot or shipped_snapshot()
     snap = load_snapshot(data)
-    decision = decide(
-        spec=snap.spec, scale=snap.scale, pods=snap.pods, metrics=snap.metrics, state=snap.state,
-        settings=snap.settings, now=snap.now, conditions=snap.conditions, last_scale_time=snap.last_scale_time,
-        previous_desired_replicas=snap.previous_desired_replicas, controllers=snap.controllers,
-    )  # fmt: skip
+    decision = decide_snapshot(snap)
     return TargetOutcome(
         key=t.key, target=t, decision=decision, snapshot=FixedSnapshot(data), wrote_scale=decision.rescale,
         wrote_status=False, dry_run=t.dry_run, seconds=0.01, error="boom" if error_type else "", error_type=error_type,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -10,10 +11,9 @@ from typing import Any
 from structlog.testing import capture_logs
 
 from autoscaler.core import types as core
-from autoscaler.core.decision import decide
 from autoscaler.daemon.model import Target, TargetKey, TargetOutcome
 from autoscaler.daemon.recorder import FlightRecorder
-from autoscaler.replay import replay_data
+from autoscaler.replay import decide_snapshot, replay_data
 from autoscaler.spec.render import decision as render_decision
 from autoscaler.spec.snapshot import load_snapshot
 from autoscaler.spec.snapshot_out import DecisionInputs, snapshot_json
@@ -71,11 +71,7 @@ def _lazy_outcome(t: Target, *, metrics: tuple[core.MetricInput, ...] | None = N
         now=snap.now, conditions=snap.conditions, last_scale_time=snap.last_scale_time,
         previous_desired_replicas=snap.previous_desired_replicas,
     )  # fmt: skip
-    decided = decide(
-        spec=snap.spec, scale=snap.scale, pods=snap.pods, metrics=inputs.metrics, state=snap.state,
-        settings=snap.settings, now=snap.now, conditions=snap.conditions, last_scale_time=snap.last_scale_time,
-        previous_desired_replicas=snap.previous_desired_replicas,
-    )  # fmt: skip
+    decided = decide_snapshot(replace(snap, metrics=inputs.metrics))
     outcome = TargetOutcome(
         key=t.key, target=t, decision=decided, snapshot=inputs, wrote_scale=False, wrote_status=False,
         dry_run=False, seconds=0.01,
