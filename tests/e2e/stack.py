@@ -39,8 +39,16 @@ scrape_configs:
 """
 
 
-def wait_for(check: Callable[[], Any], *, deadline_seconds: float, what: str, interval: float = 0.1) -> Any:
-    """Poll `check()` until it returns something truthy; fail naming `what` (and the last value) after the deadline."""
+def wait_for(
+    check: Callable[[], Any],
+    *,
+    deadline_seconds: float,
+    what: str,
+    interval: float = 0.1,
+    explain: Callable[[], str] | None = None,
+) -> Any:
+    """Poll `check()` until it returns something truthy; fail naming `what`, the last value and `explain()` (a
+    daemon's log tail, say) after the deadline."""
     deadline = time.monotonic() + deadline_seconds
     last: Any = None
     while time.monotonic() < deadline:
@@ -48,7 +56,8 @@ def wait_for(check: Callable[[], Any], *, deadline_seconds: float, what: str, in
         if last:
             return last
         time.sleep(interval)  # a polling interval, not a wait for time to pass
-    raise AssertionError(f"not within {deadline_seconds} s: {what} (last: {last!r})")
+    context = f"\n{explain()}" if explain is not None else ""
+    raise AssertionError(f"not within {deadline_seconds} s: {what} (last: {last!r}){context}")
 
 
 class ScrapingPrometheus:
