@@ -110,3 +110,23 @@ def permissions(docs: list[dict[str, Any]]) -> set[Permission]:
                         for verb in rule["verbs"]:
                             out.add((group, resource, verb))
     return out
+
+
+def grants(docs: list[dict[str, Any]], *, group: str, resource: str, verb: str, namespace: str, name: str) -> bool:
+    """Whether the chart's roles, through its bindings, let the ServiceAccount make this request (RBAC's rules:
+    a ClusterRole bound cluster-wide applies everywhere, a Role in its namespace, resourceNames by name)."""
+    roles = {(d["kind"], d["metadata"].get("namespace", ""), d["metadata"]["name"]): d for d in docs}
+    for binding in docs:
+        if binding["kind"] not in ("ClusterRoleBinding", "RoleBinding"):
+            continue
+        scope = binding["metadata"].get("namespace", "")
+        if binding["kind"] == "RoleBinding" and scope != namespace:
+            continue
+        ref = binding["roleRef"]
+        role = roles.get((ref["kind"], scope if ref["kind"] == "Role" else "", ref["name"]))
+        assert role is not None, f"{binding['metadata']['name']} binds a role the chart does not render"
+        for rule in role.get("rules") or []:
+            named = "resourceNames" not in rule or name in rule["resourceNames"]
+            if group in rule["apiGroups"] and resource in rule["resources"] and verb in rule["verbs"] and named:
+                return True
+    return False

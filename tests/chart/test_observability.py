@@ -1,0 +1,312 @@
+"""The chart's settings run the real daemon, and what the chart watches is what the daemon exports.
+
+One real `autoscaler run` with the settings ConfigMap the chart renders (environment overrides point it at the
+emulator and at a real Prometheus, as an operator would), two file specs: `pinned` asks for more than its
+maxReplicas, `broken` has a metric with no data. A real Prometheus scrapes the daemon. Then:
+- every metric name in the Grafana dashboard and in the PrometheusRule is one the daemon's /metrics serves;
+- every dashboard query runs on that Prometheus, and the alerts say what happened (`pinned` at its maximum,
+  `broken` failing, the autoscaler not down);
+- every request the daemon made is one the chart's RBAC grants, in its namespace (the emulator's audit log).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from prometheus_client.parser import text_string_to_metric_families
+
+from autoscaler.kube.client import USER_AGENT
+from autoscaler.sim.apiserver import EmulatedApiServer
+from tests.chart.chart import CHART, FULLNAME, NAMESPACE, daemon_settings, grants, one, render
+from tests.e2e.stack import DaemonProcess, ScrapingPrometheus, wait_for
+from tests.metrics import server
+from tests.sim.conftest import workload
+
+SHOP = "shop"
+DASHBOARD = json.loads((CHART / "dashboards" / "autoscaler.json").read_text())
+SERIES_SUFFIXES = {"counter": ("_total",), "gauge": ("",), "histogram": ("_bucket", "_count", "_sum")}
+GRAFANA_VARIABLES = {"$job": "load", "$namespace": ".*", "$target": ".*", "$__rate_interval": "1m", "$__range": "5m"}
+
+
+def spec(name: str, query: str) -> dict[str, Any]:
+    """A file spec on Deployment `name`: one External metric from `query`, 1 per pod, at most 3 replicas."""
+    return {
+        "apiVersion": "autoscaler.dev/v1alpha1",
+        "kind": "PrometheusAutoscaler",
+        "metadata": {"name": name, "namespace": SHOP},
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
+            "minReplicas": 1,
+            "maxReplicas": 3,
+            "metrics": [
+                {
+                    "type": "External",
+                    "external": {
+                        "metric": {"name": "queue_depth"},
+                        "target": {"type": "AverageValue", "averageValue": "1"},
+                    },
+                    "prometheus": {"query": query},
+                }
+            ],
+        },
+    }
+
+
+VALUES: dict[str, Any] = {
+    "config": {"syncPeriodSeconds": 1, "tickSeconds": 0.5, "shutdownGraceSeconds": 3},
+    "fileSpecs": {
+        "pinned.yaml": yaml.safe_dump(spec("pinned", "vector(1000)")),
+        "broken.yaml": yaml.safe_dump(spec("broken", "sum(no_such_series_anywhere)")),
+    },
+    "serviceMonitor": {"enabled": True},
+    "prometheusRule": {"enabled": True},
+    "dashboard": {"enabled": True},
+}
+
+
+class Run:
+    def __init__(self, emulator: EmulatedApiServer, prometheus: ScrapingPrometheus, address: str, docs: Any) -> None:
+        self.emulator = emulator
+        self.prometheus = prometheus
+        self.address = address
+        self.docs = docs
+
+    def scrape(self) -> bytes:
+        with urllib.request.urlopen(f"http://{self.address}/metrics", timeout=5) as response:
+            return bytes(response.read())
+
+    def query(self, promql: str) -> list[dict[str, Any]]:
+        """An instant query that must succeed (a bad expression fails the test with Prometheus's message)."""
+        url = f"{self.prometheus.url}/api/v1/query?" + urllib.parse.urlencode({"query": promql})
+        try:
+            with urllib.request.urlopen(url, timeout=10) as response:
+                body = json.load(response)
+        except urllib.error.HTTPError as err:
+            raise AssertionError(f"{promql}: {err.code} {err.read()[:500]!r}") from err
+        assert body["status"] == "success", (promql, body)
+        return list(body["data"]["result"])
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
+    binary = server.find_binary()
+    if binary is None:
+        pytest.fail("no prometheus binary: run scripts/install-prometheus.sh (make deps)", pytrace=False)
+    tmp = tmp_path_factory.mktemp("chart-daemon")
+    docs = render(VALUES)
+    seed = [workload("Deployment", name, replicas=1, namespace=SHOP) for name in ("pinned", "broken")]
+    with EmulatedApiServer(namespaces=("default", NAMESPACE, SHOP), seed=seed, ready_delay_seconds=0.2) as emulator:
+        (tmp / "prometheus").mkdir()
+        prometheus = ScrapingPrometheus(binary, tmp / "prometheus", scrape_interval="1s")
+        prometheus.start()
+        try:
+            # The pod's view: daemon.yaml with specs/ beside it, POD_NAMESPACE and POD_NAME from the downward API.
+            workdir = tmp / "etc-autoscaler"
+            (workdir / "specs").mkdir(parents=True)
+            for name, text in VALUES["fileSpecs"].items():
+                (workdir / "specs" / name).write_text(text)
+            address = f"127.0.0.1:{server.free_port()}"
+            env = {
+                "POD_NAMESPACE": NAMESPACE,
+                "POD_NAME": f"{FULLNAME}-0",
+                # What the chart leaves to the cluster: the API server (in-cluster), this test's ports.
+                "AUTOSCALER_KUBERNETES__SERVER": emulator.url,
+                "AUTOSCALER_HTTP__LISTEN_ADDRESS": address,
+                "AUTOSCALER_METRICS__SERVERS__MAIN__URL": prometheus.url,
+            }
+            daemon = DaemonProcess(yaml.safe_load(daemon_settings(docs)), workdir, name="daemon", env=env)
+            prometheus.scrape(address)
+            daemon.start()
+            try:
+                wait_for(
+                    lambda: daemon.get(address, "/readyz")[0] == 200,
+                    deadline_seconds=60,
+                    what="the daemon ready",
+                    explain=daemon.tail,
+                )
+                yield Run(emulator, prometheus, address, docs)
+            finally:
+                assert daemon.terminate() == 0, daemon.tail()
+        finally:
+            prometheus.stop()
+
+
+# --- metric names in PromQL ------------------------------------------------------------------------------
+
+_KEYWORDS = {"and", "or", "unless", "by", "without", "on", "ignoring", "group_left", "group_right", "bool", "offset"}
+
+
+def metric_names(promql: str) -> set[str]:
+    """The metric names a PromQL expression reads: identifiers outside strings, label matchers, ranges,
+    grouping clauses and function calls."""
+    text = re.sub(r'"(?:\\.|[^"\\])*"', '""', promql)
+    text = re.sub(r"\{[^}]*\}", " ", text)
+    text = re.sub(r"\[[^\]]*\]", " ", text)
+    text = re.sub(r"\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)", " ", text)
+    names = set()
+    for match in re.finditer(r"(?<![\w$.])([A-Za-z_:][\w:]*)\b(\s*\()?", text):
+        if match.group(2) is None and match.group(1) not in _KEYWORDS:
+            names.add(match.group(1))
+    return names
+
+
+@pytest.mark.parametrize(
+    ("promql", "names"),
+    [
+        pytest.param("up", {"up"}, id="a bare name"),
+        pytest.param('rate(a_total{job="x", le="0.5"}[5m])', {"a_total"}, id="inside a function"),
+        pytest.param("sum by (le, server) (rate(b_bucket[1m]))", {"b_bucket"}, id="grouping labels are not names"),
+        pytest.param("x unless on (namespace) y", {"x", "y"}, id="binary operator"),
+        pytest.param("count(c == 1) or vector(0)", {"c"}, id="functions and numbers"),
+        pytest.param('label_values(d{job=~"$job"}, namespace)', {"d", "namespace"}, id="a Grafana variable query"),
+        pytest.param("time() - e_seconds", {"e_seconds"}, id="time()"),
+    ],
+)
+def test_metric_names(promql: str, names: set[str]) -> None:
+    assert metric_names(promql) == names
+
+
+def dashboard_queries() -> list[str]:
+    """Every PromQL of the dashboard: panel targets, and the metric selectors of its variables' label_values."""
+    out = []
+    for panel in DASHBOARD["panels"]:
+        out += [target["expr"] for target in panel.get("targets", [])]
+    for variable in DASHBOARD["templating"]["list"]:
+        if variable["type"] == "query":
+            match = re.fullmatch(r"label_values\((.*), (\w+)\)", variable["query"]["query"])
+            assert match is not None, variable
+            out.append(match.group(1))
+    return out
+
+
+def rule_expressions(docs: Any) -> list[str]:
+    rule = one(docs, "PrometheusRule")
+    return [r["expr"] for group in rule["spec"]["groups"] for r in group["rules"]]
+
+
+def grafana(promql: str) -> str:
+    for variable, value in sorted(GRAFANA_VARIABLES.items(), key=lambda kv: -len(kv[0])):
+        promql = promql.replace(variable, value)
+    assert "$" not in promql, promql
+    return promql
+
+
+# --- the tests -------------------------------------------------------------------------------------------------
+
+
+def test_every_metric_the_dashboard_and_the_alerts_use_is_exported(run: Run) -> None:
+    def exported() -> set[str]:
+        """The series names /metrics serves, and those of its declared families that have no sample yet (a
+        labelled counter such as autoscaler_ticks_skipped_total before the first skip)."""
+        names = set()
+        for family in text_string_to_metric_families(run.scrape().decode()):
+            names |= {sample.name for sample in family.samples}
+            names |= {family.name + suffix for suffix in SERIES_SUFFIXES[family.type]}
+        return names
+
+    used = set()
+    for promql in dashboard_queries() + rule_expressions(run.docs):
+        used |= metric_names(promql)
+    assert {name for name in used if not name.startswith("autoscaler_")} == set()
+    # Per-target series come with the first tick; histograms with their first observation.
+    wait_for(
+        lambda: used <= exported(),
+        deadline_seconds=30,
+        what="every used metric in /metrics",
+        explain=lambda: f"not exported: {sorted(used - exported())}",
+    )
+    assert len(used) >= 14
+
+
+def test_every_dashboard_query_runs_and_has_data(run: Run) -> None:
+    """Each query runs on a real Prometheus; each whose series the daemon has produced returns data (ticks are
+    never skipped here, so autoscaler_ticks_skipped_total has no series yet)."""
+    wait_for(lambda: run.query('autoscaler_target_replicas{job="load"}'), deadline_seconds=30, what="a scrape")
+    sampled = {s.name for f in text_string_to_metric_families(run.scrape().decode()) for s in f.samples}
+    queries = [grafana(promql) for promql in dashboard_queries()]
+    for promql in queries:
+        run.query(promql)  # runs: the answer is a success
+    expected = [promql for promql in queries if metric_names(promql) <= sampled]
+    assert [p for p in queries if p not in expected] == [
+        'sum by (reason) (rate(autoscaler_ticks_skipped_total{job=~"load"}[1m]))'
+    ]
+    # Rates need two scrapes of a changed counter; a few seconds.
+    wait_for(
+        lambda: [p for p in expected if not run.query(p)] == [],
+        deadline_seconds=60,
+        what="data in every dashboard query",
+        explain=lambda: "\n".join(p for p in expected if not run.query(p)),
+    )
+
+
+def test_the_alerts_see_a_pinned_target_and_a_failing_metric(run: Run) -> None:
+    alerts = dict(zip(("down", "failing", "pinned"), rule_expressions(run.docs), strict=True))
+    local = {key: promql.replace(f'job="{FULLNAME}"', 'job="load"') for key, promql in alerts.items()}
+
+    def targets(promql: str) -> set[str]:
+        return {f"{r['metric'].get('namespace')}/{r['metric'].get('name')}" for r in run.query(promql)}
+
+    wait_for(lambda: targets(local["pinned"]) == {"shop/pinned"}, deadline_seconds=60, what="pinned at its maximum")
+    wait_for(lambda: targets(local["failing"]) == {"shop/broken"}, deadline_seconds=60, what="broken's metric failing")
+    assert run.query(local["down"]) == []
+    assert run.emulator.get("apps/v1", "Deployment", "pinned", namespace=SHOP)["spec"]["replicas"] == 3
+
+
+def test_every_request_of_the_daemon_is_granted_by_the_charts_rbac(run: Run) -> None:
+    wait_for(
+        lambda: run.emulator.audit.records(resource="leases", verb="update"),
+        deadline_seconds=30,
+        what="a lease renewal",
+    )
+    records = [r for r in run.emulator.audit.records() if r.user_agent.startswith(USER_AGENT) and r.resource]
+    assert records
+    used = set()
+    for r in records:
+        resource = f"{r.resource}/{r.subresource}" if r.subresource else r.resource
+        allowed = grants(run.docs, group=r.group, resource=resource, verb=r.verb, namespace=r.namespace, name=r.name)
+        assert allowed, f"not granted by the chart: {r.verb} {r.group}/{resource} {r.namespace}/{r.name}"
+        used.add((r.group, resource, r.verb))
+    # What this run exercised: the caches, a scale write, Events, leases and the file specs' state.
+    assert {
+        ("apps", "deployments/scale", "update"),
+        ("", "pods", "watch"),
+        ("", "events", "create"),
+        ("coordination.k8s.io", "leases", "create"),
+        ("coordination.k8s.io", "leases", "update"),
+        ("", "configmaps", "create"),
+    } <= used
+
+
+def test_the_grants_check_can_fail(run: Run) -> None:
+    """The authorizer above refuses what the chart does not grant, and a lease other than the chart's."""
+    assert not grants(run.docs, group="", resource="secrets", verb="get", namespace=SHOP, name="x")
+    assert not grants(
+        run.docs, group="coordination.k8s.io", resource="leases", verb="update", namespace=NAMESPACE, name="other"
+    )
+    assert not grants(run.docs, group="", resource="configmaps", verb="get", namespace=SHOP, name="x")
+    assert grants(run.docs, group="", resource="configmaps", verb="get", namespace=NAMESPACE, name="x")
+
+
+def test_the_dashboard_is_one_grafana_imports() -> None:
+    assert DASHBOARD["uid"] and DASHBOARD["title"] and DASHBOARD["schemaVersion"] >= 36
+    ids = [panel["id"] for panel in DASHBOARD["panels"]]
+    assert len(ids) == len(set(ids))
+    for panel in DASHBOARD["panels"]:
+        if panel["type"] != "row":
+            assert panel["datasource"] == {"type": "prometheus", "uid": "${datasource}"}
+            assert panel["targets"] and panel["title"] and panel["description"]
+        grid = panel["gridPos"]
+        assert grid["x"] >= 0 and grid["x"] + grid["w"] <= 24
+    variables = {v["name"]: v for v in DASHBOARD["templating"]["list"]}
+    assert variables["datasource"]["type"] == "datasource"
+    assert variables["datasource"]["query"] == "prometheus"
+    assert set(variables) == {"datasource", "job", "namespace", "target"}
+    assert Path(CHART / "dashboards" / "autoscaler.json").read_text().endswith("}\n")
