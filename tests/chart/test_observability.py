@@ -105,13 +105,18 @@ class Run:
         return list(body["data"]["result"])
 
 
-@pytest.fixture(scope="module")
-def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
+@pytest.fixture(
+    scope="module",
+    params=[{}, {"rbac": {"scope": "namespaced"}, "watchNamespaces": [SHOP]}],
+    ids=["cluster RBAC", "namespaced RBAC"],
+)
+def run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     binary = server.find_binary()
     if binary is None:
         pytest.fail("no prometheus binary: run scripts/install-prometheus.sh (make deps)", pytrace=False)
     tmp = tmp_path_factory.mktemp("chart-daemon")
-    docs = render(VALUES)
+    values = {**VALUES, **request.param, "rbac": {**VALUES["rbac"], **request.param.get("rbac", {})}}
+    docs = render(values)
     seed = [
         *(workload("Deployment", name, replicas=1, namespace=SHOP) for name in ("pinned", "broken", "cr")),
         workload("StatefulSet", "db", replicas=1, namespace=SHOP),
@@ -123,7 +128,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     ]  # fmt: skip
     with EmulatedApiServer(namespaces=("default", NAMESPACE, SHOP), seed=seed, ready_delay_seconds=0.2) as emulator:
         emulator.patch_status("argoproj.io/v1alpha1", "Rollout", "ro", {"selector": "app=ro"}, namespace=SHOP)
-        # One conflict on a scale write of each apps kind and one on a status write: the daemon reads the object again (get).
+        # One conflict on a scale write of each apps kind and one on a status write: the daemon reads again (get).
         for plural, name in (("deployments", "pinned"), ("statefulsets", "db"), ("replicasets", "rs")):
             emulator.faults.add(f"/namespaces/{SHOP}/{plural}/{name}/scale$", method="PUT", status=409)
         emulator.faults.add(f"/namespaces/{SHOP}/prometheusautoscalers/cr/status$", method="PUT", status=409)
