@@ -7,7 +7,8 @@ emulator's audit log.
 
 from __future__ import annotations
 
-import copy
+import functools
+import json
 from pathlib import Path
 from typing import Any
 
@@ -64,8 +65,14 @@ def chart() -> helm_python.Chart:
 
 
 def render_files(values: dict[str, Any]) -> dict[str, str]:
-    """Template path -> rendered text."""
-    return chart().render(copy.deepcopy(values), name=RELEASE, namespace=NAMESPACE)
+    """Template path -> rendered text (rendered once per distinct values)."""
+    return dict(_render_cached(json.dumps(values, sort_keys=True)))
+
+
+@functools.lru_cache(maxsize=64)
+def _render_cached(values: str) -> tuple[tuple[str, str], ...]:
+    rendered = chart().render(json.loads(values), name=RELEASE, namespace=NAMESPACE)
+    return tuple(sorted(rendered.items()))
 
 
 def render(values: dict[str, Any]) -> list[dict[str, Any]]:
