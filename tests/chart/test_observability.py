@@ -107,8 +107,12 @@ class Run:
 
 @pytest.fixture(
     scope="module",
-    params=[{}, {"rbac": {"scope": "namespaced"}, "watchNamespaces": [SHOP]}],
-    ids=["cluster RBAC", "namespaced RBAC"],
+    params=[
+        {},
+        {"rbac": {"scope": "namespaced"}, "watchNamespaces": [SHOP]},
+        {"rbac": {"scope": "namespaced"}, "watchNamespaces": [SHOP, "payments"]},
+    ],
+    ids=["cluster RBAC", "namespaced RBAC", "namespaced RBAC, two namespaces"],
 )
 def run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     binary = server.find_binary()
@@ -126,7 +130,8 @@ def run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
          "spec": {"replicas": 1}},
         spec("cr", "vector(2)"),  # a custom resource: its status is written, its Events are on it
     ]  # fmt: skip
-    with EmulatedApiServer(namespaces=("default", NAMESPACE, SHOP), seed=seed, ready_delay_seconds=0.2) as emulator:
+    namespaces = ("default", NAMESPACE, SHOP, "payments")
+    with EmulatedApiServer(namespaces=namespaces, seed=seed, ready_delay_seconds=0.2) as emulator:
         emulator.patch_status("argoproj.io/v1alpha1", "Rollout", "ro", {"selector": "app=ro"}, namespace=SHOP)
         # One conflict on a scale write of each apps kind and one on a status write: the daemon reads again (get).
         for plural, name in (("deployments", "pinned"), ("statefulsets", "db"), ("replicasets", "rs")):
