@@ -451,22 +451,33 @@ class Daemon:
 
 
 def run(daemon: Daemon, *, stop: threading.Event | None = None) -> int:
-    """Run until SIGTERM/SIGINT (or `stop`), then shut down; 0, even when the tick in flight had to be abandoned."""
+    """Run until SIGTERM/SIGINT (or `stop`), then shut down; 0, even when the tick in flight had to be abandoned.
+
+    A signal before the loop runs ends the start-up (130 for SIGINT, 0 for SIGTERM); one after it stops the loop
+    gracefully. One handler decides which, so a signal landing while the loop starts is never lost nor raised out.
+    """
     stop = stop or threading.Event()
+    started = threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
+        if not started.is_set():
+            raise StartupInterrupted(signum)
         log.info("signal_received", signal=signal.Signals(signum).name)
         stop.set()
 
-    _on_startup_signals()
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, on_signal)
+        signal.signal(signal.SIGINT, on_signal)
     try:
         daemon.start()
-        if threading.current_thread() is threading.main_thread():
-            signal.signal(signal.SIGTERM, on_signal)
-            signal.signal(signal.SIGINT, on_signal)
+        started.set()
     except OSError as err:  # a socket or file the start needed (each known one has its own message)
         daemon.stop()
         raise StartupError(f"cannot start: {err}") from err
+    except StartupInterrupted as err:
+        daemon.stop()
+        log.warning("startup_interrupted", signal=str(err), message="interrupted during start-up")
+        return EXIT_SIGINT if err.signum == signal.SIGINT else 0
     except BaseException:
         daemon.stop()
         raise

@@ -224,6 +224,41 @@ def test_sigterm_exits_zero_within_the_grace(tmp_path: Path, mode: str, grace: s
         assert "shutdown_tick_abandoned" in stderr
 
 
+LATE_SIGNAL_SCRIPT = """
+import os, signal, sys
+import structlog
+structlog.configure(logger_factory=structlog.PrintLoggerFactory(sys.stderr))
+from autoscaler.daemon.app import Daemon, run
+from autoscaler.daemon.observe import Observer
+from autoscaler.daemon.recorder import FlightRecorder
+from tests.daemon.fakes import FakeReconciler, StaticSource, target
+
+class Late(Daemon):
+    def start(self):
+        super().start()
+        os.kill(os.getpid(), getattr(signal, sys.argv[1]))  # the loop runs; run() has not seen it start yet
+
+daemon = Late(reconciler=FakeReconciler(), sources=[StaticSource([target("web", period=0.1)])], observer=Observer(),
+              recorder=FlightRecorder(3), tick_seconds=0.1, shutdown_grace_seconds=5.0, http_address="127.0.0.1:0")
+raise SystemExit(run(daemon))
+"""
+
+
+@pytest.mark.parametrize(
+    ("signame", "expected"),
+    [pytest.param("SIGTERM", 0, id="SIGTERM: 0"), pytest.param("SIGINT", 130, id="SIGINT: 130")],
+)
+def test_a_signal_while_the_loop_starts_ends_the_start_up_cleanly(signame: str, expected: int) -> None:
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-c", LATE_SIGNAL_SCRIPT, signame], cwd=root, capture_output=True, text=True, timeout=60,
+        env={**os.environ, "PYTHONPATH": str(root)},
+    )  # fmt: skip
+    assert done.returncode == expected, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "startup_interrupted" in done.stderr
+
+
 @pytest.mark.parametrize(
     ("targets", "timing"),
     [
