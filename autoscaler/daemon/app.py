@@ -40,6 +40,9 @@ log = structlog.get_logger(__name__)
 CACHE_SYNC_TIMEOUT_SECONDS = 300.0
 # /healthz: the loop is alive while its last tick ended within this many tick periods (+ that tick's length).
 HEALTHY_TICKS = 3
+# ... or while the tick in flight has run less than this: a slow tick (retries waiting out Retry-After, a slow
+# Prometheus) is progress, not a hung loop, and a liveness probe must not restart the daemon for it.
+TICK_IN_FLIGHT_LIMIT_SECONDS = 120.0
 # A skipped tick (overrun, missed) is logged at most once in this many seconds, with the count since.
 SKIP_LOG_SECONDS = 60.0
 # `autoscaler run` interrupted by SIGINT before the loop started: 128 + SIGINT, as a shell reports Ctrl-C.
@@ -126,6 +129,7 @@ class _Health:
     last_end: float | None = None  # monotonic time the last tick ended
     last_seconds: float = 0.0
     ticks: int = 0
+    in_flight: float | None = None  # monotonic time the tick in flight started
 
 
 @dataclass(slots=True)
@@ -279,6 +283,7 @@ class Daemon:
             if self._stopping.is_set():
                 return None
             started = self._monotonic()
+            self._health.in_flight = started
             now = self._clock()
             report: TickReport | None = None
             refreshed = started
@@ -324,6 +329,7 @@ class Daemon:
     def _beat(self, started: float, *, role: str) -> None:
         end = self._monotonic()
         self._health.last_end = end
+        self._health.in_flight = None
         self._health.last_seconds = end - started
         self._health.ticks += 1
         self.observer.tick_done(role=role, ended_at=time.time())
@@ -331,7 +337,8 @@ class Daemon:
     # --- health --------------------------------------------------------------------------------------
 
     def healthz(self) -> Check:
-        """Alive while the last tick ended within 3 tick periods plus that tick's own length."""
+        """Alive while the last tick ended within 3 tick periods plus that tick's own length, or a tick in flight
+        has run less than TICK_IN_FLIGHT_LIMIT_SECONDS (slow is not hung)."""
         health = self._health
         reference = health.last_end if health.last_end is not None else health.started
         if reference is None:
@@ -339,8 +346,13 @@ class Daemon:
         allowed = HEALTHY_TICKS * self.tick_seconds + health.last_seconds
         age = self._monotonic() - reference
         if age > allowed:
+            in_flight = health.in_flight
+            running = self._monotonic() - in_flight if in_flight is not None else None
+            if running is not None and running <= max(allowed, TICK_IN_FLIGHT_LIMIT_SECONDS):
+                return Check(True, f"ok: a tick in flight for {running:.1f}s")
             what = "the last tick ended" if health.last_end is not None else "the loop started with no tick since"
-            return Check(False, f"not ticking: {what} {age:.1f}s ago (allowed {allowed:.1f}s)")
+            limit = f", a tick in flight for {running:.1f}s" if running is not None else ""
+            return Check(False, f"not ticking: {what} {age:.1f}s ago (allowed {allowed:.1f}s{limit})")
         return Check(True, f"ok: {health.ticks} ticks, the last {age:.1f}s ago")
 
     def readyz(self) -> Check:

@@ -8,6 +8,8 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -15,7 +17,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from autoscaler.daemon.app import Daemon, due_targets
-from autoscaler.daemon.model import Target, TargetKey
+from autoscaler.daemon.model import Target, TargetKey, TickReport
 from autoscaler.daemon.observe import Observer
 from autoscaler.daemon.recorder import FlightRecorder
 from tests.daemon.fakes import FakeClock, FakeReconciler, StaticSource, target
@@ -136,6 +138,39 @@ def test_a_loss_and_regain_between_two_ticks_forgets() -> None:
     daemon.tick()
     assert reconciler.forgotten == [None]
     assert len(reconciler.calls) == 2, "every target is due again after a new leadership"
+
+
+@dataclass
+class _SlowTick(FakeReconciler):
+    """A tick during which /healthz is probed at given seconds into it (the monotonic clock moved by the probe)."""
+
+    monotonic: list[float] = field(default_factory=lambda: [0.0])
+    probe_at: tuple[float, ...] = ()
+    daemon: Daemon | None = None
+    probed: list[tuple[float, bool, str]] = field(default_factory=list)
+
+    def reconcile(self, targets: Sequence[Target], *, now: datetime, write: bool = True) -> TickReport:
+        start = self.monotonic[0]
+        for at in self.probe_at:
+            self.monotonic[0] = start + at
+            assert self.daemon is not None
+            check = self.daemon.healthz()
+            self.probed.append((at, check.ok, check.why))
+        return super().reconcile(targets, now=now, write=write)
+
+
+def test_healthz_holds_through_a_slow_tick_and_fails_a_hung_one() -> None:
+    clock = FakeClock(T0)
+    reconciler = _SlowTick(probe_at=(0.5, 30.0, 119.0, 121.0))
+    daemon = _daemon(StaticSource([target("web")]), reconciler, clock, monotonic=lambda: reconciler.monotonic[0])
+    reconciler.daemon = daemon
+    daemon.tick()
+    assert [(at, ok) for at, ok, _ in reconciler.probed] == [(0.5, True), (30.0, True), (119.0, True), (121.0, False)]
+    assert "a tick in flight for 30.0s" in reconciler.probed[1][2]
+    assert "not ticking" in reconciler.probed[3][2] and "in flight for 121.0s" in reconciler.probed[3][2]
+    assert daemon.healthz().ok, "the tick ended: alive again"
+    reconciler.monotonic[0] += 3 * 1.0 + 121.0 + 1.0
+    assert not daemon.healthz().ok, "no tick since, none in flight"
 
 
 def test_the_scheduler_runs_real_ticks() -> None:
