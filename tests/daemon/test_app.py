@@ -161,9 +161,12 @@ class _SlowTick(FakeReconciler):
 
 def test_healthz_holds_through_a_slow_tick_and_fails_a_hung_one() -> None:
     clock = FakeClock(T0)
-    reconciler = _SlowTick(probe_at=(0.5, 30.0, 119.0, 121.0))
+    reconciler = _SlowTick()
     daemon = _daemon(StaticSource([target("web")]), reconciler, clock, monotonic=lambda: reconciler.monotonic[0])
     reconciler.daemon = daemon
+    daemon.tick()  # a quick first tick: the loop has ticked
+    clock.advance(15)
+    reconciler.probe_at = (0.5, 30.0, 119.0, 121.0)
     daemon.tick()
     assert [(at, ok) for at, ok, _ in reconciler.probed] == [(0.5, True), (30.0, True), (119.0, True), (121.0, False)]
     assert "a tick in flight for 30.0s" in reconciler.probed[1][2]
