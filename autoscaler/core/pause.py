@@ -79,11 +79,8 @@ def pause_from_annotations(annotations: Mapping[str, str], *, source: str) -> Pa
 def combine(requests: Sequence[Pause | None]) -> Pause | None:
     """One pause from several objects (the spec's first): a problem wins, then a count, then a plain hold."""
     found = [r for r in requests if r is not None]
-    for rule in (lambda r: bool(r.problem), lambda r: r.replicas is not None, lambda r: True):
-        chosen = next((r for r in found if rule(r)), None)
-        if chosen is not None:
-            return chosen
-    return None
+    chosen = next((r for r in found if r.problem), None) or next((r for r in found if r.replicas is not None), None)
+    return chosen or (found[0] if found else None)
 
 
 def was_paused(conditions: Sequence[Condition]) -> bool:

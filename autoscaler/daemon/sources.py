@@ -23,6 +23,7 @@ from autoscaler.daemon.model import Origin, Target, TargetKey
 from autoscaler.spec.errors import SpecError
 from autoscaler.spec.files import SpecFile, load_spec_text, read_text
 from autoscaler.spec.objects import Autoscaler, describe, load_autoscaler
+from autoscaler.spec.shadow import SHADOW
 
 log = structlog.get_logger(__name__)
 
@@ -88,7 +89,7 @@ def make_target(
     generation: int | None = None,
     stored: Mapping[str, Any] | None = None,
 ) -> Target:
-    """A Target for a validated spec, with its own sync period and dry-run or the daemon's."""
+    """A Target for a validated spec, with its own sync period and dry-run or the daemon's (shadow mode is dry-run)."""
     period = autoscaler.model.sync_period_seconds
     spec_dry_run = autoscaler.model.dry_run
     return Target(
@@ -97,7 +98,7 @@ def make_target(
         autoscaler=autoscaler,
         source=source,
         sync_period_seconds=float(period) if period is not None else defaults.sync_period_seconds,
-        dry_run=defaults.dry_run or spec_dry_run,
+        dry_run=defaults.dry_run or spec_dry_run or autoscaler.model.mode == SHADOW,
         uid=uid,
         generation=generation,
         stored=stored,

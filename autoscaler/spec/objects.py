@@ -3,8 +3,9 @@
 The same function reads an object the daemon gets from the cluster and a document of a spec file, so the
 two can never disagree. Only the object's identity is read besides its spec: `apiVersion`, `kind`,
 `metadata.name` (required, a DNS-1123 subdomain, as the API server requires), `metadata.namespace` and the
-pause annotations of `metadata.annotations` (autoscaler/core/pause.py: a bad value is a problem); other metadata and the status are ignored, an unknown top-level field is an error (as with kubectl's
-strict field validation). An HPA manifest cannot carry the project's `prometheus` blocks, nor the daemon's
+pause annotations of `metadata.annotations` (autoscaler/core/pause.py: a bad value is a problem); other
+metadata and the status are ignored, an unknown top-level field is an error (as with kubectl's strict field
+validation). An HPA manifest cannot carry the project's `prometheus` blocks, nor the daemon's
 `syncPeriodSeconds`, `dryRun`, `mode` and `shadow`.
 """
 
@@ -16,9 +17,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from autoscaler.core import types as core
+from autoscaler.core.pause import Pause
 from autoscaler.spec.errors import Problem, SpecError, pydantic_problems
 from autoscaler.spec.fields import ObjectName
-from autoscaler.core.pause import Pause
 from autoscaler.spec.hpa import AutoscalerSpec, to_core
 from autoscaler.spec.shadow import metadata_pause
 from autoscaler.spec.validation import load_spec
