@@ -66,7 +66,10 @@ def hpa_manifest(name: str, *, target: str, namespace: str) -> dict[str, Any]:
             "minReplicas": 1,
             "maxReplicas": 10,
             "metrics": [
-                {"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 70}}}
+                {
+                    "type": "Resource",
+                    "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 70}},
+                }
             ],
         },
     }

@@ -79,7 +79,9 @@ def test_bad_values_are_problems_naming_the_annotation_and_value(annotations: di
         pytest.param([None, Pause("target", 2)], Pause("target", 2), id="the target alone"),
         pytest.param([Pause("spec"), Pause("target", 2)], Pause("target", 2), id="a count wins over a hold"),
         pytest.param([Pause("spec", 4), Pause("target", 2)], Pause("spec", 4), id="the spec's count first"),
-        pytest.param([Pause("spec", 4), Pause("target", problem="bad")], Pause("target", problem="bad"), id="a problem wins"),
+        pytest.param(
+            [Pause("spec", 4), Pause("target", problem="bad")], Pause("target", problem="bad"), id="a problem wins"
+        ),
     ],
 )
 def test_combining_the_spec_and_the_target(requests: list[Pause | None], expected: Pause | None) -> None:
@@ -197,7 +199,7 @@ def test_a_bad_annotation_holds_and_is_reported_every_tick() -> None:
 def test_a_scale_that_cannot_be_read_is_still_failed_get_scale() -> None:
     result = decide(
         spec=SPEC,
-        scale=ScaleFailure("deployments.apps \"worker\" not found"),
+        scale=ScaleFailure('deployments.apps "worker" not found'),
         pods=(),
         metrics=(_queue(1),),
         state=BehaviorState(),

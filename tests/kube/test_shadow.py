@@ -37,7 +37,9 @@ def set_desired(setup: Setup, obj: dict[str, Any], desired: int, *, ns: str = NS
     setup.put(f"/apis/autoscaling/v2/namespaces/{ns}/horizontalpodautoscalers/{name}/status", current)
 
 
-def scaled_object(setup: Setup, name: str, *, spec: dict[str, Any] | None = None, status: dict[str, Any] | None = None) -> None:
+def scaled_object(
+    setup: Setup, name: str, *, spec: dict[str, Any] | None = None, status: dict[str, Any] | None = None
+) -> None:
     body = {
         "apiVersion": "keda.sh/v1alpha1",
         "kind": "ScaledObject",
@@ -75,7 +77,9 @@ def test_an_hpa_s_desired_replicas_and_its_changes(setup: Setup, shadows: Shadow
         pytest.param(3, "other", "HorizontalPodAutoscaler other not found", id="no such HPA"),
     ],
 )
-def test_an_hpa_that_cannot_tell(setup: Setup, shadows: ShadowCache, desired: int | None, name: str, error: str) -> None:
+def test_an_hpa_that_cannot_tell(
+    setup: Setup, shadows: ShadowCache, desired: int | None, name: str, error: str
+) -> None:
     hpa(setup, "web", desired)
     reading = shadows.read(NS, now=NOW, hpa=name)
     assert (reading.desired_replicas, reading.error) == (None, error)
@@ -131,8 +135,11 @@ def test_without_keda_installed_the_reading_says_so(setup: Setup, kube: KubeClie
             id="an empty configured name",
         ),
         pytest.param(
-            {"metadata": {"name": "w"}, "spec": {"advanced": {"horizontalPodAutoscalerConfig": {"name": "c"}}},
-             "status": {"hpaName": "s"}},
+            {
+                "metadata": {"name": "w"},
+                "spec": {"advanced": {"horizontalPodAutoscalerConfig": {"name": "c"}}},
+                "status": {"hpaName": "s"},
+            },
             "s",
             id="the status first",
         ),

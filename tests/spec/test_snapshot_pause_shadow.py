@@ -62,7 +62,12 @@ CASES = [
     pytest.param(
         SPEC,
         {"pause": Pause("Deployment worker", problem='Deployment worker: annotation autoscaler.dev/paused: "y"')},
-        {"pause": {"source": "Deployment worker", "problem": 'Deployment worker: annotation autoscaler.dev/paused: "y"'}},
+        {
+            "pause": {
+                "source": "Deployment worker",
+                "problem": 'Deployment worker: annotation autoscaler.dev/paused: "y"',
+            }
+        },
         id="a bad annotation",
     ),
     pytest.param(
@@ -80,7 +85,13 @@ CASES = [
     pytest.param(
         SHADOW_SPEC,
         {"shadow": ShadowReading("HorizontalPodAutoscaler worker", NOW, error="not found"), "dry_run": True},
-        {"shadow": {"source": "HorizontalPodAutoscaler worker", "observedAt": "2026-11-21T12:00:00Z", "error": "not found"}},
+        {
+            "shadow": {
+                "source": "HorizontalPodAutoscaler worker",
+                "observedAt": "2026-11-21T12:00:00Z",
+                "error": "not found",
+            }
+        },
         id="a shadow reading that failed",
     ),
     pytest.param(
@@ -88,7 +99,11 @@ CASES = [
         {"shadow": ShadowReading("HorizontalPodAutoscaler worker", NOW, 2), "pause": Pause("Deployment worker", 4)},
         {
             "pause": {"source": "Deployment worker", "replicas": 4},
-            "shadow": {"source": "HorizontalPodAutoscaler worker", "observedAt": "2026-11-21T12:00:00Z", "desiredReplicas": 2},
+            "shadow": {
+                "source": "HorizontalPodAutoscaler worker",
+                "observedAt": "2026-11-21T12:00:00Z",
+                "desiredReplicas": 2,
+            },
         },
         id="both",
     ),
@@ -124,7 +139,9 @@ def test_replay_shows_the_pause_and_the_comparison() -> None:
     assert (paused["desiredReplicas"], paused["rescale"]) == (5, True)
     active = next(c for c in paused["conditions"] if c["type"] == "ScalingActive")
     assert (active["status"], active["reason"]) == ("False", "ScalingPaused")
-    shadow = replay_data(snapshot_json(**_inputs(SHADOW_SPEC, shadow=ShadowReading("HorizontalPodAutoscaler w", NOW, 3))))
+    shadow = replay_data(
+        snapshot_json(**_inputs(SHADOW_SPEC, shadow=ShadowReading("HorizontalPodAutoscaler w", NOW, 3)))
+    )
     assert shadow["shadow"] == {
         "desiredReplicas": 4,  # the legacy scale-up limit: 2 -> max(2 * 2, 4), where the metric proposes 8
         "theirs": 3,
@@ -141,8 +158,11 @@ def test_replay_shows_the_pause_and_the_comparison() -> None:
         pytest.param({"pause": {"source": "x", "replicas": -1}}, "pause.replicas", id="a negative paused count"),
         pytest.param({"pause": {"source": "x", "replicas": "2"}}, "pause.replicas", id="a count as a string"),
         pytest.param({"shadow": {"source": "x"}}, "shadow.observedAt", id="a shadow reading without its time"),
-        pytest.param({"shadow": {"source": "x", "observedAt": "2026-11-21T12:00:00Z", "desired": 1}}, "shadow.desired",
-                     id="an unknown field"),
+        pytest.param(
+            {"shadow": {"source": "x", "observedAt": "2026-11-21T12:00:00Z", "desired": 1}},
+            "shadow.desired",
+            id="an unknown field",
+        ),
     ],
 )
 def test_a_malformed_entry_is_refused_naming_its_field(entry: dict[str, Any], field: str) -> None:
