@@ -278,7 +278,7 @@ VALID = [
     pytest.param([at("spec.syncPeriodSeconds", 3600), at("spec.dryRun", False)], id="the longest sync period"),
     pytest.param([at("spec.mode", "hpa")], id="mode hpa"),
     pytest.param([at("spec.mode", "shadow")], id="mode shadow beside the HPA named as the target"),
-    pytest.param([at("spec.mode", "shadow"), at("spec.shadow", {"scaledObject": "worker"})], id="shadow a ScaledObject"),
+    pytest.param([at("spec.mode", "shadow"), at("spec.shadow", {"scaledObject": "w"})], id="shadow a ScaledObject"),
     pytest.param([at("spec.mode", "shadow"), at("spec.shadow", {"horizontalPodAutoscaler": "web-hpa"})],
                  id="shadow a named HPA"),
 ]
