@@ -18,6 +18,7 @@ from typing import Any, Protocol
 import structlog
 
 from autoscaler.core.labels import Selector, parse_selector
+from autoscaler.core.pause import PAUSE_ANNOTATIONS
 from autoscaler.daemon.config import spec_paths
 from autoscaler.daemon.model import Origin, Target, TargetKey
 from autoscaler.spec.errors import SpecError
@@ -179,11 +180,13 @@ class ResourceSource:
 
     def _reuse(self, parsed: _Parsed | None, obj: Mapping[str, Any], version: str) -> _Parsed | None:
         """The last valid parse with the new object stored, when only what the spec does not read changed
-        (the status the daemon writes, labels, annotations); None: parse again."""
+        (the status the daemon writes, labels, annotations but the pause ones); None: parse again."""
         if parsed is None or parsed.target is None or parsed.target.stored is None:
             return None
         old = parsed.target.stored
         if any(obj.get(field) != old.get(field) for field in ("spec", "apiVersion", "kind")):
+            return None
+        if _pause_annotations(obj) != _pause_annotations(old):  # the spec's own pause (core/pause.py) is read too
             return None
         meta = obj.get("metadata") or {}
         generation = meta.get("generation")
@@ -215,6 +218,11 @@ class ResourceSource:
             stored=obj,
         )
         return _Parsed(version, target, None)
+
+
+def _pause_annotations(obj: Mapping[str, Any]) -> dict[str, Any]:
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    return {key: annotations[key] for key in PAUSE_ANNOTATIONS if key in annotations}
 
 
 # --- spec files ------------------------------------------------------------------------------------------

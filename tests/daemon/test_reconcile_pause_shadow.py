@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from autoscaler.core.pause import PAUSED, PAUSED_REPLICAS
+from autoscaler.core.pause import PAUSED, PAUSED_REPLICAS, Pause
 from autoscaler.kube.client import KubeClient
 from autoscaler.kube.shadow import ShadowCache
 from tests.daemon.helpers import (
@@ -188,3 +188,35 @@ def test_shadow_mode_beside_a_scaled_object_and_when_theirs_is_missing(
             assert scale_writes(server) == []
     finally:
         shadows.stop()
+
+
+def test_the_resource_source_reads_a_pause_annotation_added_later(kube: KubeClient, setup: Setup) -> None:
+    """Annotating the PrometheusAutoscaler parses it again (other metadata changes do not): the pause applies,
+    a bad value is a spec problem naming the annotation, and removing it resumes."""
+    from autoscaler.daemon.sources import ResourceSource, SpecProblem, TargetDefaults
+    from autoscaler.kube.status import AutoscalerCache
+
+    setup.post(PAS, spec_doc("web"))
+    cache = AutoscalerCache(kube, namespaces=[NS])
+    problems: list[SpecProblem] = []
+    cache.start()
+    try:
+        assert cache.wait_for_sync(10)
+        source = ResourceSource(cache, defaults=TargetDefaults(), on_problem=problems.append)
+        (first,) = source.refresh()
+        assert first.autoscaler.pause is None
+
+        def pause_of() -> Any:
+            targets = source.refresh()
+            return targets[0].autoscaler.pause if targets else "invalid"
+
+        annotate(setup, f"{PAS}/web", {PAUSED_REPLICAS: "3"})
+        eventually(lambda: pause_of() is not None)
+        assert pause_of() == Pause(f"PrometheusAutoscaler {NS}/web", 3)
+        annotate(setup, f"{PAS}/web", {PAUSED_REPLICAS: "lots"})
+        eventually(lambda: pause_of() == "invalid")
+        assert f'metadata.annotations.{PAUSED_REPLICAS}: annotation {PAUSED_REPLICAS}: "lots"' in problems[-1].message
+        annotate(setup, f"{PAS}/web", {PAUSED_REPLICAS: None})
+        eventually(lambda: pause_of() is None)
+    finally:
+        cache.stop()
