@@ -91,7 +91,8 @@ def was_paused(conditions: Sequence[Condition]) -> bool:
 
 def hold(pause: Pause, *, current: int, conditions: Sequence[Condition]) -> Held:
     """A paused reconcile: the count to keep or reach, its condition, and the Event when pausing starts."""
-    before = was_paused(conditions)
+    active = next((c for c in conditions if c.type == ConditionType.SCALING_ACTIVE), None)
+    before = active is not None and active.status == "False" and active.reason == SCALING_PAUSED
     if pause.problem:
         message = f"scaling is held: {pause.problem}"
         event = Event(EventType.WARNING, EventReason.INVALID_PAUSE_ANNOTATION, message)

@@ -214,3 +214,11 @@ def test_a_paused_target_at_zero_is_scaled_to_the_paused_count() -> None:
     story = Story(replicas=0)
     result = story.tick(0, Pause(ON_TARGET, 2))
     assert result.rescale and result.desired_replicas == 2
+
+
+def test_a_bad_annotation_corrected_to_a_pause_says_pausing_starts() -> None:
+    story = Story(replicas=3)
+    bad = pause_from_annotations({PAUSED: "ture"}, source=ON_TARGET)
+    story.tick(15, bad)
+    corrected = story.tick(15, Pause(ON_TARGET))
+    assert _reasons(corrected) == ["ScalingPaused"] and _active(corrected).reason == "ScalingPaused"
