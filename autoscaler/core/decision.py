@@ -28,6 +28,8 @@ from autoscaler.core.errors import InvalidSpecError
 from autoscaler.core.events import Event, EventReason, EventType, failed_rescale_message, rescale_message
 from autoscaler.core.labels import SelectorSyntaxError, parse_selector
 from autoscaler.core.metric import MetricResult, MetricStatus, compute_metric, tolerances_for
+from autoscaler.core.pause import Pause, hold, resumed
+from autoscaler.core.shadow import ShadowComparison, ShadowReading, compare
 from autoscaler.core.types import (
     AutoscalerSpec,
     BehaviorState,
@@ -88,6 +90,8 @@ class Decision:
     limits: Limits | None = None
     # The error the reconcile ends with (also set when a partial failure still scales up).
     error: str | None = None
+    # Shadow mode: this decision beside the shadowed autoscaler's count (core/shadow.py).
+    shadow: ShadowComparison | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,12 +177,32 @@ def decide(
     last_scale_time: datetime | None = None,
     previous_desired_replicas: int | None = None,
     controllers: Sequence[str] = (),
+    pause: Pause | None = None,
+    shadow: ShadowReading | None = None,
 ) -> Decision:
     """reconcileAutoscaler for one target, assuming the scale write (if any) succeeds.
 
     `controllers` names every autoscaler ("namespace/name") whose scale selector matches a pod of this target
-    (`controlling_autoscalers`); more than one is validateAndParseSelector's AmbiguousSelector.
+    (`controlling_autoscalers`); more than one is validateAndParseSelector's AmbiguousSelector. Extensions:
+    `pause` (core/pause.py) holds the target before any metric is computed; `shadow` (core/shadow.py) is the
+    count of the autoscaler this one would replace, compared with the decision.
     """
+    if shadow is not None:
+        decision = decide(
+            spec=spec,
+            scale=scale,
+            pods=pods,
+            metrics=metrics,
+            state=state,
+            settings=settings,
+            now=now,
+            conditions=conditions,
+            last_scale_time=last_scale_time,
+            previous_desired_replicas=previous_desired_replicas,
+            controllers=controllers,
+            pause=pause,
+        )
+        return replace(decision, shadow=compare(decision.desired_replicas, shadow))
     if len(metrics) != len(spec.metrics):
         raise InvalidSpecError(f"{len(spec.metrics)} metrics in the spec but {len(metrics)} readings")
     run = _Reconcile(conditions=list(conditions), now=now)
@@ -216,6 +240,27 @@ def decide(
     if not zero.gate:
         # With HPAScaleToZero off the condition means nothing and is removed (as 1.36 is described to do).
         run.conditions = [c for c in run.conditions if c.type != ConditionType.SCALED_TO_ZERO]
+
+    if pause is not None:  # paused by annotation: metrics do not move the target (core/pause.py)
+        held = hold(pause, current=current, conditions=conditions)
+        run.conditions = set_condition(run.conditions, *_fields(held.condition), now=now)
+        run.events.extend(held.events)
+        return _finish(
+            run,
+            spec,
+            state=state,
+            current=current,
+            desired=held.desired,
+            rescale_reason=held.rescale_reason,
+            computed=None,
+            zero=zero,
+            last_scale_time=last_scale_time,
+            summary=held.summary,
+        )
+    resume = resumed(conditions)
+    if resume is not None:
+        run.events.append(resume)
+        run.condition(ConditionType.SCALING_ACTIVE, "True", "ScalingResumed", resume.message)
 
     if current == 0 and not zero.computes_at_zero(min_replicas):
         run.condition(
@@ -415,6 +460,10 @@ def _finish(
         error=computed.error if computed else None,
         summary=summary or _summary(current, desired, rescale_reason, normalized, proposal),
     )
+
+
+def _fields(condition: Condition) -> tuple[str, str, str, str]:
+    return condition.type, condition.status, condition.reason, condition.message
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,7 @@ class EventType(StrEnum):
 
 
 class EventReason(StrEnum):
-    """Every event reason the HPA controller uses (horizontal.go), and the project's one of its own (dry-run)."""
+    """Every event reason the HPA controller uses (horizontal.go), and the project's own (dry-run, pausing)."""
 
     SUCCESSFUL_RESCALE = "SuccessfulRescale"
     FAILED_GET_SCALE = "FailedGetScale"
@@ -36,6 +36,10 @@ class EventReason(StrEnum):
     AMBIGUOUS_SELECTOR = "AmbiguousSelector"
     # Not the HPA's: a rescale decided in dry-run and not written (the HPA has no dry-run).
     DRY_RUN_RESCALE = "DryRunRescale"
+    # Not the HPA's: pausing by annotation starts and ends, or an annotation's value does not read (core/pause.py).
+    SCALING_PAUSED = "ScalingPaused"
+    SCALING_RESUMED = "ScalingResumed"
+    INVALID_PAUSE_ANNOTATION = "InvalidPauseAnnotation"
 
 
 # The FailedGet*Metric reason per metric source type, as computeReplicasForMetric picks it.

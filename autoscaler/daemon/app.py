@@ -550,6 +550,7 @@ def build(config: DaemonConfig, *, kubeconfig: str | None = None, plan: bool = F
     from autoscaler.kube.events import EventRecorder
     from autoscaler.kube.leader import LeaderElectionConfigError, LeaderElector
     from autoscaler.kube.scale import ScaleClient
+    from autoscaler.kube.shadow import ShadowCache
     from autoscaler.kube.state import ConfigMapStateStore
     from autoscaler.kube.status import AutoscalerCache, StatusWriter
     from autoscaler.metrics.evaluate import MetricsReader
@@ -573,6 +574,8 @@ def build(config: DaemonConfig, *, kubeconfig: str | None = None, plan: bool = F
     pods = PodCache(kube, namespace=one)
     workloads = WorkloadCache(kube, namespace=one)
     caches: list[Cache] = [pods, workloads]
+    shadows = ShadowCache(kube, namespace=one)  # started on the first spec in shadow mode (kube/shadow.py)
+    closers.append(shadows.stop)
     observer = Observer()
     flight = config.flight_recorder
     try:
@@ -609,6 +612,7 @@ def build(config: DaemonConfig, *, kubeconfig: str | None = None, plan: bool = F
         write_concurrency=config.concurrency.writes,
         may_write=may_write,
         state_refresh_seconds=config.state.refresh_seconds,
+        shadows=shadows,
     )
     defaults = TargetDefaults(
         sync_period_seconds=float(config.sync_period_seconds),

@@ -171,6 +171,16 @@ class Observer:
             "autoscaler_specs", "Specs by origin (resource, file) and state (valid, invalid).", ["origin", "state"],
             registry=r,
         )  # fmt: skip
+        self.shadow_desired = Gauge(
+            "autoscaler_shadow_desired_replicas",
+            "Shadow mode: the replicas this autoscaler wants (side=ours) and the one it would replace (side=theirs).",
+            [*TARGET_LABELS, "side"], registry=r,
+        )  # fmt: skip
+        self.shadow_difference = Gauge(
+            "autoscaler_shadow_difference_replicas",
+            "Shadow mode: this autoscaler's desired replicas minus those of the autoscaler it would replace.",
+            TARGET_LABELS, registry=r,
+        )  # fmt: skip
         self._lock = threading.Lock()
         self._series: dict[TargetKey, set[tuple[Gauge, tuple[str, ...]]]] = {}
         self._counted: set[TargetKey] = set()
@@ -234,6 +244,17 @@ class Observer:
                     self.metric_value.labels(*labels).set(value)
                     series.add((self.metric_value, labels))
                 metrics.append(metric_line(result))
+            shadow = decision.shadow
+            if shadow is not None:
+                for side, count in (("ours", shadow.desired_replicas), ("theirs", shadow.theirs)):
+                    if count is not None:
+                        self.shadow_desired.labels(ns, name, side).set(count)
+                        series.add((self.shadow_desired, (ns, name, side)))
+                if shadow.difference is not None:
+                    self.shadow_difference.labels(ns, name).set(shadow.difference)
+                    series.add((self.shadow_difference, (ns, name)))
+                if shadow.error:
+                    self.errors.labels(type="shadow").inc()
         self.decision_info.labels(ns, name, reason).set(1)
         series.add((self.decision_info, (ns, name, reason)))
         self.last_evaluation.labels(ns, name).set(evaluated_at)
@@ -262,6 +283,13 @@ class Observer:
             "metrics": metrics,
             "seconds": round(outcome.seconds, 4),
         }
+        if decision is not None and decision.shadow is not None:
+            fields["shadow"] = {
+                "source": decision.shadow.source,
+                "theirs": decision.shadow.theirs,
+                "difference": decision.shadow.difference,
+                **({"error": decision.shadow.error} if decision.shadow.error else {}),
+            }
         if error_type:
             fields["error"] = error
             fields["error_type"] = error_type

@@ -117,7 +117,13 @@ def memory_from_status(
 # Status fields whose change is written at once; the others (metric values, the TARGETS text, recommendation
 # timestamps) wait for the refresh.
 _BEHAVIOR_STATE = "behaviorState"
-_LAZY = frozenset({"currentMetrics", "targets", _BEHAVIOR_STATE})
+_SHADOW = "shadow"  # shadow mode's comparison: its counts at once, its observedAt with the refresh
+_LAZY = frozenset({"currentMetrics", "targets", _BEHAVIOR_STATE, _SHADOW})
+
+
+def _without_time(shadow: Any) -> Any:
+    """Shadow mode's comparison without its observedAt (a new one every tick)."""
+    return {k: v for k, v in shadow.items() if k != "observedAt"} if isinstance(shadow, Mapping) else shadow
 
 
 def _without_values(metrics: Any) -> Any:
@@ -173,6 +179,8 @@ def write_reason(
             return f"{key} changed"
     if _without_values(saved.get("currentMetrics")) != _without_values(wanted.get("currentMetrics")):
         return "currentMetrics changed (a metric gained or lost its value)"
+    if _without_time(saved.get(_SHADOW)) != _without_time(wanted.get(_SHADOW)):
+        return "shadow changed"
     old, new = saved.get(_BEHAVIOR_STATE), wanted.get(_BEHAVIOR_STATE)
     old_state = old if isinstance(old, Mapping) else {}
     new_state = new if isinstance(new, Mapping) else {}

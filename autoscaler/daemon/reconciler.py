@@ -21,13 +21,15 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 import structlog
 
 from autoscaler.core.decision import Decision, controlling_autoscalers, decide, dry_run, failed_rescale
 from autoscaler.core.events import EventReason
 from autoscaler.core.labels import SelectorSyntaxError
+from autoscaler.core.pause import Pause, combine, pause_from_annotations
+from autoscaler.core.shadow import ShadowReading
 from autoscaler.core.state import compact_recommendations, newest_recommendation_time, refresh_offset
 from autoscaler.core.types import MetricFailure, MetricInput, Pod, Scale, ScaleFailure, Settings
 from autoscaler.daemon.model import Origin, Target, TargetKey, TargetOutcome, TickReport
@@ -39,10 +41,17 @@ from autoscaler.kube.scale import ScaleClient
 from autoscaler.kube.state import UnreadableState
 from autoscaler.kube.status import AutoscalerStatus, StatusWriter, status_to_json
 from autoscaler.metrics import MetricRequest, MetricsError, MetricsReader, ReadContext
-from autoscaler.spec.render import format_reference, format_targets, metric_status
+from autoscaler.spec.render import format_reference, format_targets, metric_status, shadow_status
+from autoscaler.spec.shadow import SHADOW, ShadowSpec
 from autoscaler.spec.snapshot_out import DecisionInputs
 
 log = structlog.get_logger(__name__)
+
+
+class ShadowReader(Protocol):
+    """`kube.shadow.ShadowCache`: what the autoscaler a spec in shadow mode would replace wants."""
+
+    def read(self, namespace: str, *, now: datetime, hpa: str = "", scaled_object: str = "") -> ShadowReading: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +84,8 @@ class _Work:
     resource_version: str = ""  # "" when the scale came from a read without a cached version
     pods: tuple[Pod, ...] = ()
     controllers: tuple[str, ...] = ()
+    pause: Pause | None = None  # the spec's or the target's pause annotation (core/pause.py)
+    shadow: ShadowReading | None = None  # shadow mode: what the replaced autoscaler wants (core/shadow.py)
     metrics: list[MetricInput] = field(default_factory=list)
     decision: Decision | None = None
     wrote_scale: bool = False
@@ -118,6 +129,8 @@ def snapshot_of(work: _Work, *, settings: Settings, now: datetime) -> DecisionIn
         controllers=work.controllers,
         dry_run=work.target.dry_run,
         scale_write_error=work.scale_write_error,
+        pause=work.pause,
+        shadow=work.shadow,
     )
 
 
@@ -138,6 +151,7 @@ class Reconciler:
         write_concurrency: int = 16,
         may_write: Callable[[], bool] = lambda: True,
         state_refresh_seconds: float = 60.0,
+        shadows: ShadowReader | None = None,
     ) -> None:
         if write_concurrency < 1:
             raise ValueError(f"write_concurrency must be at least 1, not {write_concurrency}")
@@ -154,6 +168,7 @@ class Reconciler:
         self._states = states
         self._write_concurrency = write_concurrency
         self._may_write = may_write
+        self._shadows = shadows
         self._memory: dict[TargetKey, Memory] = {}
         self._selectors: dict[TargetKey, _Selector] = {}
         self._offsets: dict[TargetKey, timedelta] = {}
@@ -264,6 +279,7 @@ class Reconciler:
         for work in works:
             if work.done:
                 continue
+            work.pause = work.target.autoscaler.pause  # the target's own annotation is read from the cache below
             ref = work.target.autoscaler.spec.scale_target_ref
             group = ref.api_version.partition("/")[0] if "/" in ref.api_version else ""
             informer_kind = ref.kind in APPS_KINDS and group == "apps" and ref.kind in self._workloads.informers
@@ -275,6 +291,8 @@ class Reconciler:
                 work.scale = ScaleFailure(f'{APPS_KINDS[ref.kind]}.apps "{ref.name}" not found')
             else:
                 work.scale, work.resource_version = cached.scale, cached.resource_version
+                on_target = pause_from_annotations(cached.annotations, source=f"{ref.kind} {ref.name}")
+                work.pause = combine([work.target.autoscaler.pause, on_target])
         if not custom:
             return
 
@@ -339,8 +357,8 @@ class Reconciler:
             return
         spec = work.target.autoscaler.spec
         work.metrics = [MetricFailure("not read") for _ in spec.metrics]
-        if len(work.controllers) > 1:
-            return  # refused before any metric is read, as validateAndParseSelector does
+        if len(work.controllers) > 1 or work.pause is not None:
+            return  # refused before any metric is read, as validateAndParseSelector does; or paused
         context = ReadContext(
             namespace=work.key.namespace,
             pods=work.pods,
@@ -386,11 +404,26 @@ class Reconciler:
             last_scale_time=memory.last_scale_time,
             previous_desired_replicas=memory.desired_replicas,
             controllers=work.controllers,
+            pause=work.pause,
+            shadow=work.shadow,
         )
+
+    def _read_shadow(self, work: _Work, now: datetime) -> None:
+        """Shadow mode: what the autoscaler this spec would replace wants (by default the HPA named as the target)."""
+        model = work.target.autoscaler.model
+        if model.mode != SHADOW:
+            return
+        named = model.shadow or ShadowSpec()
+        hpa = named.horizontal_pod_autoscaler or model.scale_target_ref.name
+        if self._shadows is None:
+            work.shadow = ShadowReading(f"HorizontalPodAutoscaler {hpa}", now, error="this daemon reads no HPAs")
+            return
+        work.shadow = self._shadows.read(work.key.namespace, now=now, hpa=hpa, scaled_object=named.scaled_object or "")
 
     def _decide(self, work: _Work, now: datetime) -> None:
         if work.scale is None:
             return
+        self._read_shadow(work, now)
         if isinstance(work.scale, ScaleFailure):
             work.metrics = [MetricFailure("not read") for _ in work.target.autoscaler.spec.metrics]
         work.inputs = work.memory
@@ -518,6 +551,7 @@ class Reconciler:
             behavior_state=compact_recommendations(decision.state),
             reference=format_reference(spec.scale_target_ref),
             targets=format_targets(spec.metrics, statuses),
+            shadow=shadow_status(decision.shadow) if decision.shadow is not None else None,
         )
 
     def _plan_status(self, work: _Work, now: datetime) -> tuple[Decision, AutoscalerStatus, dict[str, Any], str] | None:

@@ -18,11 +18,13 @@ from typing import Any, Protocol
 import structlog
 
 from autoscaler.core.labels import Selector, parse_selector
+from autoscaler.core.pause import PAUSE_ANNOTATIONS
 from autoscaler.daemon.config import spec_paths
 from autoscaler.daemon.model import Origin, Target, TargetKey
 from autoscaler.spec.errors import SpecError
 from autoscaler.spec.files import SpecFile, load_spec_text, read_text
 from autoscaler.spec.objects import Autoscaler, describe, load_autoscaler
+from autoscaler.spec.shadow import SHADOW
 
 log = structlog.get_logger(__name__)
 
@@ -88,7 +90,7 @@ def make_target(
     generation: int | None = None,
     stored: Mapping[str, Any] | None = None,
 ) -> Target:
-    """A Target for a validated spec, with its own sync period and dry-run or the daemon's."""
+    """A Target for a validated spec, with its own sync period and dry-run or the daemon's (shadow mode is dry-run)."""
     period = autoscaler.model.sync_period_seconds
     spec_dry_run = autoscaler.model.dry_run
     return Target(
@@ -97,7 +99,7 @@ def make_target(
         autoscaler=autoscaler,
         source=source,
         sync_period_seconds=float(period) if period is not None else defaults.sync_period_seconds,
-        dry_run=defaults.dry_run or spec_dry_run,
+        dry_run=defaults.dry_run or spec_dry_run or autoscaler.model.mode == SHADOW,
         uid=uid,
         generation=generation,
         stored=stored,
@@ -178,11 +180,13 @@ class ResourceSource:
 
     def _reuse(self, parsed: _Parsed | None, obj: Mapping[str, Any], version: str) -> _Parsed | None:
         """The last valid parse with the new object stored, when only what the spec does not read changed
-        (the status the daemon writes, labels, annotations); None: parse again."""
+        (the status the daemon writes, labels, annotations but the pause ones); None: parse again."""
         if parsed is None or parsed.target is None or parsed.target.stored is None:
             return None
         old = parsed.target.stored
         if any(obj.get(field) != old.get(field) for field in ("spec", "apiVersion", "kind")):
+            return None
+        if _pause_annotations(obj) != _pause_annotations(old):  # the spec's own pause (core/pause.py) is read too
             return None
         meta = obj.get("metadata") or {}
         generation = meta.get("generation")
@@ -214,6 +218,11 @@ class ResourceSource:
             stored=obj,
         )
         return _Parsed(version, target, None)
+
+
+def _pause_annotations(obj: Mapping[str, Any]) -> dict[str, Any]:
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    return {key: annotations[key] for key in PAUSE_ANNOTATIONS if key in annotations}
 
 
 # --- spec files ------------------------------------------------------------------------------------------

@@ -8,11 +8,12 @@ The daemon will ask these stores ("the pods of namespace `shop` matching `app=we
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
 from autoscaler.core.labels import Selector, SelectorSyntaxError, format_label_selector, parse_selector
+from autoscaler.core.pause import PAUSE_ANNOTATIONS
 from autoscaler.core.types import Pod, Scale
 from autoscaler.kube.client import KubeClient
 from autoscaler.kube.errors import RequestContext
@@ -84,6 +85,8 @@ class CachedScale:
     kind: str
     name: str
     namespace: str
+    # The workload's pause annotations only (autoscaler/core/pause.py), so the cache holds little else.
+    annotations: Mapping[str, str] = field(default_factory=dict)
 
 
 def workload_scale(obj: Mapping[str, Any]) -> CachedScale:
@@ -109,6 +112,9 @@ def workload_scale(obj: Mapping[str, Any]) -> CachedScale:
         kind=str(obj.get("kind") or ""),
         name=str(meta.get("name") or ""),
         namespace=str(meta.get("namespace") or ""),
+        annotations={
+            key: str(value) for key, value in (meta.get("annotations") or {}).items() if key in PAUSE_ANNOTATIONS
+        },
     )
 
 

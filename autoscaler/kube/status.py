@@ -53,6 +53,7 @@ class AutoscalerStatus:
     behavior_state: BehaviorState | None = None
     reference: str = ""
     targets: str = ""
+    shadow: Mapping[str, Any] | None = None  # shadow mode's comparison (spec.render.shadow_status)
 
 
 def _conditions(
@@ -101,6 +102,8 @@ def status_to_json(status: AutoscalerStatus, *, previous: Mapping[str, Any] | No
         out["reference"] = status.reference
     if status.targets:
         out["targets"] = status.targets
+    if status.shadow is not None:
+        out["shadow"] = dict(status.shadow)
     return out
 
 

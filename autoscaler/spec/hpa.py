@@ -47,6 +47,7 @@ from autoscaler.spec.fields import (
     PositiveQuantity,
 )
 from autoscaler.spec.prometheus import PrometheusBinding
+from autoscaler.spec.shadow import DEFAULT_MODE, Mode, ShadowSpec
 
 # The CRD bounds the strings and lists its CEL rules read, so the API server's cost estimate of those rules
 # stays within its budget; the spec layer holds every spec to the same bounds (docs/spec.md).
@@ -338,6 +339,9 @@ class AutoscalerSpec(_Model):
         alias="dryRun",
         description="Decide, report and record, but never write the scale (an extension).",
     )
+    # Shadow mode and its comparison (spec/shadow.py; docs/spec.md, "Shadow mode").
+    mode: Mode = Field(DEFAULT_MODE, description="hpa (default): decide and write; shadow: dry-run and compare.")
+    shadow: ShadowSpec | None = Field(None, description="The autoscaler a spec in shadow mode is compared with.")
 
 
 # Pydantic's errors for a value of the wrong JSON type, an unknown field, and the spec layer's own for a

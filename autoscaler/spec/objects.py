@@ -2,10 +2,11 @@
 
 The same function reads an object the daemon gets from the cluster and a document of a spec file, so the
 two can never disagree. Only the object's identity is read besides its spec: `apiVersion`, `kind`,
-`metadata.name` (required, a DNS-1123 subdomain, as the API server requires) and `metadata.namespace`;
-other metadata and the status are ignored, an unknown top-level field is an error (as with kubectl's
-strict field validation). An HPA manifest cannot carry the project's `prometheus` blocks, nor the daemon's
-`syncPeriodSeconds` and `dryRun`.
+`metadata.name` (required, a DNS-1123 subdomain, as the API server requires), `metadata.namespace` and the
+pause annotations of `metadata.annotations` (autoscaler/core/pause.py: a bad value is a problem); other
+metadata and the status are ignored, an unknown top-level field is an error (as with kubectl's strict field
+validation). An HPA manifest cannot carry the project's `prometheus` blocks, nor the daemon's
+`syncPeriodSeconds`, `dryRun`, `mode` and `shadow`.
 """
 
 from __future__ import annotations
@@ -16,9 +17,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from autoscaler.core import types as core
+from autoscaler.core.pause import Pause
 from autoscaler.spec.errors import Problem, SpecError, pydantic_problems
 from autoscaler.spec.fields import ObjectName
 from autoscaler.spec.hpa import AutoscalerSpec, to_core
+from autoscaler.spec.shadow import metadata_pause
 from autoscaler.spec.validation import load_spec
 
 GROUP = "autoscaler.dev"
@@ -28,7 +31,7 @@ HPA_API_VERSION = "autoscaling/v2"
 HPA_KIND = "HorizontalPodAutoscaler"
 KINDS = {CRD_KIND: CRD_API_VERSION, HPA_KIND: HPA_API_VERSION}
 # The daemon's spec fields: a PrometheusAutoscaler has them, an autoscaling/v2 HPA does not.
-CRD_ONLY_FIELDS = ("syncPeriodSeconds", "dryRun")
+CRD_ONLY_FIELDS = ("syncPeriodSeconds", "dryRun", "mode", "shadow")
 
 
 class _Meta(BaseModel):
@@ -36,6 +39,9 @@ class _Meta(BaseModel):
 
     name: ObjectName = Field(description="The object's name.")
     namespace: str = Field("", description="The object's namespace (empty: the one it is applied to).")
+    annotations: dict[str, str] = Field(
+        default_factory=dict, description="Read for the pause annotations only (autoscaler/core/pause.py)."
+    )
 
 
 class _Object(BaseModel):
@@ -58,6 +64,8 @@ class Autoscaler:
     namespace: str
     model: AutoscalerSpec
     spec: core.AutoscalerSpec
+    # The pause the object's own annotations ask for (autoscaler.dev/paused, autoscaler.dev/paused-replicas).
+    pause: Pause | None = None
 
 
 def describe(obj: Any) -> str:
@@ -116,6 +124,10 @@ def load_autoscaler(obj: Any, *, scale_to_zero: bool, stored: bool = True, sourc
             for field in CRD_ONLY_FIELDS
             if field in obj["spec"]
         ]
+    pause = None
+    if model is not None:
+        pause, pause_problems = metadata_pause(model.metadata.annotations, source=describe(obj))
+        problems += pause_problems
     if problems or model is None or spec is None:
         raise SpecError(problems, source=source)
     return Autoscaler(
@@ -125,4 +137,5 @@ def load_autoscaler(obj: Any, *, scale_to_zero: bool, stored: bool = True, sourc
         namespace=model.metadata.namespace,
         model=spec,
         spec=to_core(spec),
+        pause=pause,
     )

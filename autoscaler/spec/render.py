@@ -15,6 +15,7 @@ from autoscaler.core.behavior import Limits, Stabilization
 from autoscaler.core.decision import Decision
 from autoscaler.core.formats import format_milli, format_time
 from autoscaler.core.metric import MetricResult, MetricStatus
+from autoscaler.core.shadow import ShadowComparison
 from autoscaler.core.state import behavior_state_to_json
 from autoscaler.core.types import LabelSelector, MetricSourceType, MetricSpec, ObjectReference, Recommendation
 
@@ -181,7 +182,7 @@ def decision(
     """The whole decision as a JSON-ready dict."""
     status = result.status
     limited = result.limits.reason if result.limits and result.limits.clipped else None
-    return {
+    out: dict[str, Any] = {
         "formatVersion": FORMAT_VERSION,
         "snapshot": source or None,
         "autoscaler": {"name": name, "namespace": namespace},
@@ -222,6 +223,23 @@ def decision(
         },
         "behaviorState": behavior_state_to_json(result.state),
     }
+    if result.shadow is not None:
+        out["shadow"] = shadow_status(result.shadow)
+    return out
+
+
+def shadow_status(comparison: ShadowComparison) -> dict[str, Any]:
+    """Shadow mode's comparison as the status and replay show it: ours, theirs, the difference, when, from what."""
+    out: dict[str, Any] = {
+        "desiredReplicas": comparison.desired_replicas,
+        "theirs": comparison.theirs,
+        "difference": comparison.difference,
+        "observedAt": _time(comparison.observed_at),
+        "source": comparison.source,
+    }
+    if comparison.error:
+        out["error"] = comparison.error
+    return {key: value for key, value in out.items() if value is not None}
 
 
 # The TARGETS column of `kubectl get hpa` shows this many metrics, then "+ N more...".

@@ -19,6 +19,8 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
 
+from autoscaler.core import pause as core_pause
+from autoscaler.core import shadow as core_shadow
 from autoscaler.core import types as core
 from autoscaler.core.formats import milli_value, parse_time
 from autoscaler.core.state import behavior_state_from_json
@@ -186,6 +188,23 @@ class BehaviorStateModel(_Strict):
         return behavior_state_from_json(self.model_dump(by_alias=True))
 
 
+class PauseModel(_Strict):
+    """A pause request (autoscaler/core/pause.py): hold, hold at `replicas`, or a bad annotation's `problem`."""
+
+    source: str = Field(min_length=1, description="The object whose annotation asked for the pause.")
+    replicas: NonNegativeInt32 | None = None
+    problem: str = ""
+
+
+class ShadowModel(_Strict):
+    """What the shadowed autoscaler wanted (autoscaler/core/shadow.py), or why it could not be read."""
+
+    source: str = Field(min_length=1, description="The object read: HorizontalPodAutoscaler web, ScaledObject ...")
+    observed_at: Time = Field(alias="observedAt")
+    desired_replicas: NonNegativeInt32 | None = Field(None, alias="desiredReplicas")
+    error: str = ""
+
+
 class SnapshotModel(_Strict):
     api_version: str | None = Field(None, alias="apiVersion")
     kind: str | None = None
@@ -209,6 +228,8 @@ class SnapshotModel(_Strict):
     scale_write_error: Annotated[str, StringConstraints(min_length=1)] | None = Field(
         None, alias="scaleWriteError", description="The scale write failed with this error (the HPA's FailedRescale)."
     )
+    pause: PauseModel | None = Field(None, description="The target was paused by an annotation.")
+    shadow: ShadowModel | None = Field(None, description="Shadow mode: the count the replaced autoscaler wanted.")
     comment: str | None = Field(None, description="Free text; ignored.")
 
     @field_validator("controllers")
@@ -239,6 +260,8 @@ class Snapshot:
     controllers: tuple[str, ...] = ()
     dry_run: bool = False
     scale_write_error: str | None = None
+    pause: core_pause.Pause | None = None
+    shadow: core_shadow.ShadowReading | None = None
 
 
 def _raw_spec(data: dict[str, Any]) -> Any:
@@ -312,6 +335,21 @@ def load_snapshot(data: Any, *, source: str = "", api_rules: bool = True) -> Sna
         controllers=tuple(model.controllers),
         dry_run=model.dry_run,
         scale_write_error=model.scale_write_error,
+        pause=(
+            core_pause.Pause(model.pause.source, model.pause.replicas, model.pause.problem)
+            if model.pause is not None
+            else None
+        ),
+        shadow=(
+            core_shadow.ShadowReading(
+                source=model.shadow.source,
+                observed_at=parse_time(model.shadow.observed_at),
+                desired_replicas=model.shadow.desired_replicas,
+                error=model.shadow.error,
+            )
+            if model.shadow is not None
+            else None
+        ),
     )
 
 

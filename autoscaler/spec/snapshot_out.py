@@ -23,6 +23,8 @@ from typing import Any
 
 from autoscaler.core import types as core
 from autoscaler.core.formats import format_milli, format_time
+from autoscaler.core.pause import Pause
+from autoscaler.core.shadow import ShadowReading
 from autoscaler.core.state import behavior_state_to_json
 from autoscaler.spec.errors import SpecError
 from autoscaler.spec.hpa import AutoscalerSpec
@@ -49,6 +51,8 @@ def snapshot_json(
     controllers: Sequence[str] = (),
     dry_run: bool = False,
     scale_write_error: str | None = None,
+    pause: Pause | None = None,
+    shadow: ShadowReading | None = None,
 ) -> dict[str, Any]:
     """One decision's inputs as a snapshot `load_snapshot` reads back into the same values."""
     snapshot: dict[str, Any] = {
@@ -72,7 +76,29 @@ def snapshot_json(
         snapshot["dryRun"] = True
     if scale_write_error is not None:
         snapshot["scaleWriteError"] = scale_write_error
+    if pause is not None:
+        snapshot["pause"] = _pause(pause)
+    if shadow is not None:
+        snapshot["shadow"] = _shadow(shadow)
     return snapshot
+
+
+def _pause(pause: Pause) -> dict[str, Any]:
+    out: dict[str, Any] = {"source": pause.source}
+    if pause.replicas is not None:
+        out["replicas"] = pause.replicas
+    if pause.problem:
+        out["problem"] = pause.problem
+    return out
+
+
+def _shadow(shadow: ShadowReading) -> dict[str, Any]:
+    out: dict[str, Any] = {"source": shadow.source, "observedAt": format_time(shadow.observed_at)}
+    if shadow.desired_replicas is not None:
+        out["desiredReplicas"] = shadow.desired_replicas
+    if shadow.error:
+        out["error"] = shadow.error
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +121,8 @@ class DecisionInputs:
     controllers: tuple[str, ...] = ()
     dry_run: bool = False
     scale_write_error: str | None = None
+    pause: Pause | None = None
+    shadow: ShadowReading | None = None
 
     def json(self) -> dict[str, Any]:
         """The snapshot, rendered anew on each call (`snapshot_json` of these inputs)."""
@@ -114,6 +142,8 @@ class DecisionInputs:
             controllers=self.controllers,
             dry_run=self.dry_run,
             scale_write_error=self.scale_write_error,
+            pause=self.pause,
+            shadow=self.shadow,
         )
 
 

@@ -17,6 +17,7 @@ from autoscaler.kube.cache import PodCache, WorkloadCache
 from autoscaler.kube.client import KubeClient
 from autoscaler.kube.events import EventRecorder
 from autoscaler.kube.scale import ScaleClient
+from autoscaler.kube.shadow import ShadowCache
 from autoscaler.kube.state import ConfigMapStateStore
 from autoscaler.kube.status import StatusWriter
 from autoscaler.metrics import Answer, MetricsReader, MetricsSettings, Series, SourceRegistry, TransientError
@@ -145,8 +146,10 @@ def daemon(
     *,
     settings: Settings | None = None,
     sleep: Callable[[float], None] = time.sleep,
+    shadows: ShadowCache | None = None,
 ) -> Iterator[Daemon]:
-    """The reconciler over fresh caches; `sleep` is the state store's backoff between retries."""
+    """The reconciler over fresh caches; `sleep` is the state store's backoff between retries; `shadows` reads
+    HPAs and ScaledObjects for shadow mode."""
     pods, workloads = PodCache(kube), WorkloadCache(kube)
     pods.start()
     workloads.start()
@@ -165,6 +168,7 @@ def daemon(
             states=states,
             write_concurrency=4,
             may_write=lambda: allowed[0],
+            shadows=shadows,
         )
         yield Daemon(reconciler, pods, workloads, states, allowed)
     finally:

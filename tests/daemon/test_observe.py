@@ -34,11 +34,22 @@ def scrape(observer: Observer) -> dict[str, str]:
     }
 
 
+def shadow_snapshot(theirs: int | None, error: str = "") -> dict[str, Any]:
+    """The shipped snapshot decided in shadow mode beside an HPA that wants `theirs`."""
+    reading: dict[str, Any] = {"source": "HorizontalPodAutoscaler worker", "observedAt": "2026-03-01T12:00:00Z"}
+    if theirs is not None:
+        reading["desiredReplicas"] = theirs
+    if error:
+        reading["error"] = error
+    return {**shipped_snapshot(), "shadow": reading, "dryRun": True}
+
+
 def busy_observer() -> Observer:
     observer = Observer()
     web = target("web")
     failed = outcome_for(target("api"), error_type="ScaleReadError")
-    report = TickReport(started=T0, outcomes=(outcome_for(web), failed), seconds=0.2, metric_queries=3)
+    shadowed = outcome_for(target("worker"), snapshot=shadow_snapshot(2))
+    report = TickReport(started=T0, outcomes=(outcome_for(web), failed, shadowed), seconds=0.2, metric_queries=3)
     observer.report_tick(report, ended_at=T0.timestamp())
     observer.tick_done(role="leader", ended_at=T0.timestamp())
     observer.skipped_tick("overrun")
@@ -136,3 +147,33 @@ def test_a_failing_target_is_a_warning_an_error_and_counted(
     assert line["error_type"] == expected_type and expected_error in line["error"]
     assert finished["errors"] == 1
     assert counted == {expected_type: 1.0}
+
+
+def test_shadow_mode_exports_both_counts_and_their_difference() -> None:
+    observer = Observer()
+    outcome = outcome_for(target("worker"), snapshot=shadow_snapshot(2))
+    assert outcome.decision is not None and outcome.decision.shadow is not None
+    ours = outcome.decision.desired_replicas
+    assert ours is not None and ours != 2
+    with capture_logs() as logs:
+        observer.report_outcome(outcome, evaluated_at=T0.timestamp())
+    samples = {
+        (s.name, s.labels.get("side", "")): s.value
+        for f in text_string_to_metric_families(observer.exposition()[0].decode())
+        for s in f.samples
+        if s.name.startswith("autoscaler_shadow_")
+    }
+    assert samples == {
+        ("autoscaler_shadow_desired_replicas", "ours"): ours,
+        ("autoscaler_shadow_desired_replicas", "theirs"): 2,
+        ("autoscaler_shadow_difference_replicas", ""): ours - 2,
+    }
+    (line,) = [entry for entry in logs if entry["event"] == "decision"]
+    assert line["shadow"] == {"source": "HorizontalPodAutoscaler worker", "theirs": 2, "difference": ours - 2}
+    # Theirs unreadable: no count of theirs, no difference, an error counted.
+    observer.report_outcome(outcome_for(target("worker"), snapshot=shadow_snapshot(None, "gone")), evaluated_at=0)
+    text = observer.exposition()[0].decode()
+    assert 'side="theirs"' not in text and "autoscaler_shadow_difference_replicas{" not in text
+    assert 'autoscaler_errors_total{type="shadow"} 1.0' in text
+    observer.forget(outcome.key)
+    assert "autoscaler_shadow_desired_replicas{" not in observer.exposition()[0].decode()

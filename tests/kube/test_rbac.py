@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from autoscaler.core.events import EventReason
@@ -12,10 +13,12 @@ from autoscaler.kube.events import EventRecorder, InvolvedObject
 from autoscaler.kube.leader import LeaderElectionConfig, LeaderElector
 from autoscaler.kube.pods import PodLister
 from autoscaler.kube.scale import ScaleClient
+from autoscaler.kube.shadow import ShadowCache
 from autoscaler.kube.state import ConfigMapStateStore
 from autoscaler.kube.status import AutoscalerCache, AutoscalerStatus, StatusWriter
 from tests.kube.conftest import NS, Setup, documented_permissions, used_permissions
 from tests.kube.test_cache import eventually
+from tests.manifests import SCALED_OBJECT_CRD
 
 
 def test_every_documented_permission_is_used_and_no_other(kube: KubeClient, setup: Setup, server: Any) -> None:
@@ -27,6 +30,7 @@ def test_every_documented_permission_is_used_and_no_other(kube: KubeClient, setu
         {"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout", "metadata": {"name": "ro"}, "spec": {"replicas": 1}},
     )
     setup.autoscaler("web")
+    setup.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", SCALED_OBJECT_CRD)
 
     # Caches: list + watch of workloads, pods and the custom resource.
     caches = [WorkloadCache(kube), PodCache(kube), AutoscalerCache(kube)]
@@ -62,9 +66,14 @@ def test_every_documented_permission_is_used_and_no_other(kube: KubeClient, setu
         states.save(NS, "file-spec", {"desiredReplicas": 2})
         states.save(NS, "file-spec", {"desiredReplicas": 3})
         states.delete(NS, "file-spec")  # its spec file is gone
+        # Shadow mode: the HPAs and ScaledObjects, list + watch, started on first use.
+        shadows = ShadowCache(kube, first_sync_seconds=5)
+        shadows.read(NS, now=datetime.now(UTC), scaled_object="worker")
+        shadows.read(NS, now=datetime.now(UTC), hpa="web")
     finally:
         for cache in caches:
             cache.stop()
+        shadows.stop()
     # Watches are recorded when they end.
     eventually(
         lambda: (
@@ -72,6 +81,8 @@ def test_every_documented_permission_is_used_and_no_other(kube: KubeClient, setu
         )
     )
     eventually(lambda: ("apps", "replicasets", "watch") in used_permissions(server))
+    eventually(lambda: ("keda.sh", "scaledobjects", "watch") in used_permissions(server))
+    eventually(lambda: ("autoscaling", "horizontalpodautoscalers", "watch") in used_permissions(server))
 
     used = used_permissions(server)
     documented = documented_permissions()

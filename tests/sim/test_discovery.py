@@ -26,6 +26,7 @@ def test_groups(api: k8s.ApiClient) -> None:
     assert groups == {
         "apps": "apps/v1",
         "events.k8s.io": "events.k8s.io/v1",
+        "autoscaling": "autoscaling/v2",
         "coordination.k8s.io": "coordination.k8s.io/v1",
         "apiextensions.k8s.io": "apiextensions.k8s.io/v1",
         "autoscaler.dev": "autoscaler.dev/v1alpha1",

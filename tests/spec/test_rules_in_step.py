@@ -218,6 +218,17 @@ INVALID = [
     case("a fractional sync period", "spec.syncPeriodSeconds", at("spec.syncPeriodSeconds", 1.5)),
     case("dryRun as a string", "spec.dryRun", at("spec.dryRun", "true")),
     case("dryRun as a number", "spec.dryRun", at("spec.dryRun", 1)),
+    # Shadow mode (spec/shadow.py)
+    case("an unknown mode", "spec.mode", at("spec.mode", "keda")),
+    case("a mode in capitals", "spec.mode", at("spec.mode", "Shadow")),
+    case("shadow without mode shadow", "spec.shadow", at("spec.shadow", {"horizontalPodAutoscaler": "web"})),
+    case("shadow with mode hpa", "spec.shadow", at("spec.mode", "hpa"), at("spec.shadow", {"scaledObject": "w"})),
+    case("shadow naming both", "spec.shadow", at("spec.mode", "shadow"),
+         at("spec.shadow", {"horizontalPodAutoscaler": "a", "scaledObject": "b"})),
+    case("a shadowed HPA name that is not a name", "spec.shadow.horizontalPodAutoscaler", at("spec.mode", "shadow"),
+         at("spec.shadow", {"horizontalPodAutoscaler": "Web_1"})),
+    case("an unknown field of shadow", "spec.shadow.deployment", at("spec.mode", "shadow"),
+         at("spec.shadow", {"deployment": "web"})),
     # The project's extension: the CRD leaves the prometheus block open while it evolves.
     case("a misspelled Prometheus binding field", "spec.metrics[1].prometheus.qurey",
          at("spec.metrics.1.prometheus", {"qurey": "sum(up)"}), refused_by=SPEC_LAYER),
@@ -265,6 +276,11 @@ VALID = [
     pytest.param([at("spec.missingPods", "Hold")], id="missingPods Hold"),
     pytest.param([at("spec.syncPeriodSeconds", 1), at("spec.dryRun", True)], id="the shortest sync period, dry-run"),
     pytest.param([at("spec.syncPeriodSeconds", 3600), at("spec.dryRun", False)], id="the longest sync period"),
+    pytest.param([at("spec.mode", "hpa")], id="mode hpa"),
+    pytest.param([at("spec.mode", "shadow")], id="mode shadow beside the HPA named as the target"),
+    pytest.param([at("spec.mode", "shadow"), at("spec.shadow", {"scaledObject": "w"})], id="shadow a ScaledObject"),
+    pytest.param([at("spec.mode", "shadow"), at("spec.shadow", {"horizontalPodAutoscaler": "web-hpa"})],
+                 id="shadow a named HPA"),
 ]
 # fmt: on
 

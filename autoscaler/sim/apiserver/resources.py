@@ -161,6 +161,9 @@ BUILTIN: tuple[ResourceType, ...] = (
     ResourceType("apps", "v1", "replicasets", "replicaset", "ReplicaSet", short_names=("rs",),
                  categories=("all",), status=True, scale=_SCALE_DEFAULT, generation=True,
                  field_getters=_getters(True, status__replicas="status.replicas")),
+    ResourceType("autoscaling", "v2", "horizontalpodautoscalers", "horizontalpodautoscaler",
+                 "HorizontalPodAutoscaler", short_names=("hpa",), categories=("all",), status=True, generation=True,
+                 field_getters=_meta_getters(True)),
     ResourceType("events.k8s.io", "v1", "events", "event", "Event", short_names=("ev",),
                  field_getters=_EVENTS_V1_GETTERS, storage=("", "events")),
     ResourceType("coordination.k8s.io", "v1", "leases", "lease", "Lease",
@@ -171,7 +174,7 @@ BUILTIN: tuple[ResourceType, ...] = (
 )  # fmt: skip
 
 # Group versions in the order the real server lists them in discovery (core first, then by priority).
-GROUP_ORDER = ("", "apps", "events.k8s.io", "coordination.k8s.io", "apiextensions.k8s.io")
+GROUP_ORDER = ("", "apps", "events.k8s.io", "autoscaling", "coordination.k8s.io", "apiextensions.k8s.io")
 
 
 def from_crd(crd: Mapping[str, Any]) -> list[ResourceType]:
