@@ -33,6 +33,7 @@ def decide_snapshot(snap: Snapshot) -> Decision:
         last_scale_time=snap.last_scale_time,
         previous_desired_replicas=snap.previous_desired_replicas,
         controllers=snap.controllers,
+        inputs=snap.inputs,
     )
     # As the daemon applied them: a dry-run rescale is reported, not written; a failed write is FailedRescale.
     if snap.dry_run:

@@ -314,7 +314,11 @@ def formula_proposal(
             versus = f"target average value {_number(target.average_value / 1000)} per replica"
         elif target.value is not None:
             calculation = objects.external_value_replicas(
-                current_replicas=spec_replicas, target_usage=target.value, reading=reading, pods=pods, tolerances=tolerances
+                current_replicas=spec_replicas,
+                target_usage=target.value,
+                reading=reading,
+                pods=pods,
+                tolerances=tolerances,
             )
             versus = f"target value {_number(target.value / 1000)}"
         else:  # pragma: no cover - the spec layer requires the field of the target's type

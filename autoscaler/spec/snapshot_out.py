@@ -49,6 +49,7 @@ def snapshot_json(
     controllers: Sequence[str] = (),
     dry_run: bool = False,
     scale_write_error: str | None = None,
+    inputs: Sequence[core.MetricInput] = (),
 ) -> dict[str, Any]:
     """One decision's inputs as a snapshot `load_snapshot` reads back into the same values."""
     snapshot: dict[str, Any] = {
@@ -72,6 +73,8 @@ def snapshot_json(
         snapshot["dryRun"] = True
     if scale_write_error is not None:
         snapshot["scaleWriteError"] = scale_write_error
+    if inputs:  # the drain time's and the formula's readings (docs/snapshot.md)
+        snapshot["inputs"] = [_metric(reading, index=i, field="inputs") for i, reading in enumerate(inputs)]
     return snapshot
 
 
@@ -95,6 +98,7 @@ class DecisionInputs:
     controllers: tuple[str, ...] = ()
     dry_run: bool = False
     scale_write_error: str | None = None
+    inputs: tuple[core.MetricInput, ...] = ()
 
     def json(self) -> dict[str, Any]:
         """The snapshot, rendered anew on each call (`snapshot_json` of these inputs)."""
@@ -114,6 +118,7 @@ class DecisionInputs:
             controllers=self.controllers,
             dry_run=self.dry_run,
             scale_write_error=self.scale_write_error,
+            inputs=self.inputs,
         )
 
 
@@ -187,12 +192,12 @@ def _pod(pod: core.Pod, *, now: datetime) -> dict[str, Any]:
     return {"metadata": metadata, "spec": spec, "status": status}
 
 
-def _metric(reading: core.MetricInput, *, index: int) -> dict[str, Any]:
+def _metric(reading: core.MetricInput, *, index: int, field: str = "metrics") -> dict[str, Any]:
     """One entry of `metrics`, in the shape of the metrics API the HPA would have asked (docs/snapshot.md)."""
     match reading:
         case core.MetricFailure():
             if not reading.message:
-                raise SpecError([(f"metrics[{index}].error", "a failed metric needs a message: the format has none")])
+                raise SpecError([(f"{field}[{index}].error", "a failed metric needs a message: the format has none")])
             return {"error": reading.message}
         case core.ResourceReading():
             return {
