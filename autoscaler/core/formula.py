@@ -411,7 +411,7 @@ def render(node: Node) -> str:
     """The tree back as text, fully parenthesized (for explanations and tests)."""
     match node:
         case Number():
-            return f"{node.value:g}"
+            return repr(node.value)
         case Name():
             return node.name
         case Negate():
