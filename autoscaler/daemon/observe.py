@@ -112,7 +112,8 @@ def outcome_error(outcome: TargetOutcome) -> tuple[str, str]:
     for condition in decision.conditions:
         if condition.status == "False" and condition.reason in _REASON_ERROR_TYPES:
             return error, _REASON_ERROR_TYPES[condition.reason]
-    return error, "metrics" if failed else "decision"
+    extra_failed = any(extra.error is not None for extra in decision.extra_metrics)  # drain time, formula
+    return error, "metrics" if failed or extra_failed else "decision"
 
 
 class Observer:
