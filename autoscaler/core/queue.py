@@ -40,7 +40,6 @@ from autoscaler.core.types import (
     MetricTarget,
     MetricTargetType,
     Pod,
-    PodPhase,
 )
 
 DRAIN_TIME = "drainTime"
@@ -168,8 +167,8 @@ def _number(value: float) -> str:
 
 
 def _ready(pods: Sequence[Pod]) -> int:
-    """getReadyPodsCount's rule: pods Running with the Ready condition True."""
-    return sum(1 for p in pods if p.phase == PodPhase.RUNNING and p.is_ready)
+    """getReadyPodsCount (objects.ready_pods_count), with no pod at all counted as 0 ready rather than an error."""
+    return objects.ready_pods_count(pods) if pods else 0
 
 
 def drain_time_proposal(
@@ -232,14 +231,12 @@ def drain_time_proposal(
     except MetricComputationError as err:  # pragma: no cover - ready > 0 means there are pods
         return ExtraResult(DRAIN_TIME, name, f"drain time: {err.message}", values, error=err.message)
     per_replica = processed / ready
-    wanted = math.ceil(queued / (per_replica * target)) if math.isfinite(usage_ratio) else None
-    how = (
-        f"within tolerance of the target ({_number(usage_ratio)} of it): keep {calculation.replicas}"
-        if calculation.within_tolerance
-        else f"ceil({_number(queued)} / ({_number(per_replica)}/s x {target} s)) = {wanted}"
-        if wanted == calculation.replicas
-        else calculation.note
-    )
+    if calculation.within_tolerance:
+        how = f"within tolerance of the target ({_number(usage_ratio)} of it): keep {calculation.replicas}"
+    elif spec_replicas != 0 and calculation.replicas == math.ceil(queued / (per_replica * target)):
+        how = f"ceil({_number(queued)} / ({_number(per_replica)}/s x {target} s)) = {calculation.replicas}"
+    else:  # from zero replicas, or at the int32 cap: the calculator's own words
+        how = calculation.note
     return ExtraResult(
         DRAIN_TIME,
         name,
