@@ -6,6 +6,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from prometheus_client import generate_latest
+from prometheus_client.parser import text_string_to_metric_families
+
+from autoscaler.daemon.observe import Observer
 from autoscaler.kube.client import KubeClient
 from autoscaler.replay import replay_data
 from tests.daemon.helpers import PAS, FakePrometheus, daemon, query_for, reader_for, resource_target, spec_doc
@@ -66,6 +70,20 @@ def test_the_inputs_are_read_in_the_one_pass_once_per_query_and_replay(
         assert_replays_to(outcome.snapshot, decision)
         assert replay_data(snapshot)["summary"] == decision.summary
         d.wait_replicas("queued", 10)
+    # The daemon's own metrics show each extra proposal's value against its target.
+    observer = Observer()
+    observer.report_outcome(outcome, evaluated_at=0.0)
+    text = generate_latest(observer.registry).decode()
+    series = {
+        (sample.name, sample.labels["metric"], sample.labels["target_type"]): sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+        if sample.name.startswith("autoscaler_target_metric_")
+    }
+    formula = "formula queue / max(consumers, 1)"
+    assert series[("autoscaler_target_metric_value", formula, "AverageValue")] == 100.0  # 400 over 4 replicas
+    assert series[("autoscaler_target_metric_target", formula, "AverageValue")] == 40.0
+    assert series[("autoscaler_target_metric_target", "drain time", "DrainSeconds")] == 60.0
 
 
 def test_a_failed_input_holds_and_says_which(kube: KubeClient, setup: Setup, server: Any) -> None:
