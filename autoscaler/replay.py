@@ -35,6 +35,7 @@ def decide_snapshot(snap: Snapshot) -> Decision:
         controllers=snap.controllers,
         pause=snap.pause,
         shadow=snap.shadow,
+        inputs=snap.inputs,
     )
     # As the daemon applied them: a dry-run rescale is reported, not written; a failed write is FailedRescale.
     if snap.dry_run:

@@ -29,6 +29,7 @@ from autoscaler.core.events import Event, EventReason, EventType, failed_rescale
 from autoscaler.core.labels import SelectorSyntaxError, parse_selector
 from autoscaler.core.metric import MetricResult, MetricStatus, compute_metric, tolerances_for
 from autoscaler.core.pause import Pause, hold, resumed
+from autoscaler.core.queue import ExtraResult, proposals
 from autoscaler.core.shadow import ShadowComparison, ShadowReading, compare
 from autoscaler.core.types import (
     AutoscalerSpec,
@@ -92,6 +93,8 @@ class Decision:
     error: str | None = None
     # Shadow mode: this decision beside the shadowed autoscaler's count (core/shadow.py).
     shadow: ShadowComparison | None = None
+    # The drain-time and formula proposals (core/queue.py), beside `metrics`; empty without them.
+    extra_metrics: tuple[ExtraResult, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +114,7 @@ class ZeroRules:
     def of(cls, spec: AutoscalerSpec, conditions: Sequence[Condition], settings: Settings) -> ZeroRules:
         gate = settings.hpa_scale_to_zero
         object_or_external = any(m.type in (MetricSourceType.OBJECT, MetricSourceType.EXTERNAL) for m in spec.metrics)
+        object_or_external = object_or_external or spec.extra_metrics is not None  # External-like inputs
         condition = next((c for c in conditions if c.type == ConditionType.SCALED_TO_ZERO), None)
         scaled = gate and condition is not None and condition.status == "True"
         return cls(gate=gate, object_or_external=object_or_external, scaled_to_zero=scaled)
@@ -147,6 +151,7 @@ class _Computed:
     proposing_metric: str
     normalized: Normalized
     error: str | None
+    extras: tuple[ExtraResult, ...] = ()
 
 
 @dataclass
@@ -179,6 +184,7 @@ def decide(
     controllers: Sequence[str] = (),
     pause: Pause | None = None,
     shadow: ShadowReading | None = None,
+    inputs: Sequence[MetricInput] = (),
 ) -> Decision:
     """reconcileAutoscaler for one target, assuming the scale write (if any) succeeds.
 
@@ -186,6 +192,9 @@ def decide(
     (`controlling_autoscalers`); more than one is validateAndParseSelector's AmbiguousSelector. Extensions:
     `pause` (core/pause.py) holds the target before any metric is computed; `shadow` (core/shadow.py) is the
     count of the autoscaler this one would replace, compared with the decision.
+    (`controlling_autoscalers`); more than one is validateAndParseSelector's AmbiguousSelector. `inputs` are
+    the readings of the spec's drain time and formula (`spec.extra_metrics.inputs()`, in order; a missing one
+    counts as failed).
     """
     if shadow is not None:
         decision = decide(
@@ -306,7 +315,7 @@ def decide(
             last_scale_time=last_scale_time,
         )
 
-    outcome = _compute_metrics(run, spec, scale, pods, metrics, settings, now, controllers)
+    outcome = _compute_metrics(run, spec, scale, pods, metrics, settings, now, controllers, inputs)
     if outcome.replicas is None:
         message = outcome.error or "no metric could be computed"
         run.event(EventType.WARNING, EventReason.FAILED_COMPUTE_METRICS_REPLICAS, message)
@@ -329,7 +338,8 @@ def decide(
                 "failed to compute desired number of replicas based on listed metrics for "
                 f"{_reference(spec)}: {message}"
             ),
-            summary=_hold_summary(outcome),
+            summary=_hold_summary(outcome) + _explain_extras(outcome.extras),
+            extra_metrics=outcome.extras,
         )
 
     # reconcileAutoscaler starts from desiredReplicas 0 and takes the metrics' proposal only above it: a
@@ -381,6 +391,7 @@ def decide(
         proposing_metric=outcome.metric,
         normalized=normalized,
         error=outcome.error,
+        extras=outcome.extras,
     )
     return _finish(
         run,
@@ -458,7 +469,9 @@ def _finish(
         status=StatusUpdate(current, desired, last_scale_time, statuses),
         state=state,
         error=computed.error if computed else None,
-        summary=summary or _summary(current, desired, rescale_reason, normalized, proposal),
+        summary=(summary or _summary(current, desired, rescale_reason, normalized, proposal))
+        + _explain_extras(computed.extras if computed else ()),
+        extra_metrics=computed.extras if computed else (),
     )
 
 
@@ -474,6 +487,7 @@ class _MetricsOutcome:
     invalid: int
     error: str | None
     selector_ok: bool
+    extras: tuple[ExtraResult, ...] = ()
 
 
 def _compute_metrics(
@@ -485,6 +499,7 @@ def _compute_metrics(
     settings: Settings,
     now: datetime,
     controllers: Sequence[str],
+    inputs: Sequence[MetricInput] = (),
 ) -> _MetricsOutcome:
     """computeReplicasForMetrics: the largest proposal; a failure holds unless the rest scale up."""
     if scale.selector == "":
@@ -541,13 +556,38 @@ def _compute_metrics(
             replicas = result.proposed_replicas
             metric_name = result.name
 
+    # The drain time and the formula (core/queue.py) join the largest proposal as metrics of their own.
+    extras: tuple[ExtraResult, ...] = ()
+    first_extra_error: ExtraResult | None = None
+    if spec.extra_metrics is not None:
+        extras = proposals(
+            spec.extra_metrics,
+            inputs,
+            spec_replicas=scale.spec_replicas,
+            status_replicas=scale.status_replicas,
+            pods=pods,
+            tolerances=tolerances,
+            now=now,
+        )
+        for extra in extras:
+            if extra.error is not None:
+                run.event(EventType.WARNING, EventReason.FAILED_GET_EXTERNAL_METRIC, extra.error)
+                if invalid == 0:
+                    first_extra_error = extra
+                invalid += 1
+                continue
+            assert extra.proposed_replicas is not None
+            if replicas == 0 or extra.proposed_replicas > replicas:
+                replicas = extra.proposed_replicas
+                metric_name = extra.name
+    count = len(spec.metrics) + len(extras)
+
     error = None
     if first_error is not None:
-        error = (
-            f"invalid metrics ({invalid} invalid out of {len(spec.metrics)}), first error is: "
-            f"{first_error.returned_error}"
-        )
-    if invalid >= len(spec.metrics) or (invalid > 0 and replicas < scale.spec_replicas):
+        error = f"invalid metrics ({invalid} invalid out of {count}), first error is: {first_error.returned_error}"
+    elif first_extra_error is not None:
+        error = f"invalid metrics ({invalid} invalid out of {count}), first error is: {first_extra_error.error}"
+    if invalid >= count or (invalid > 0 and replicas < scale.spec_replicas):
         if first_error is not None:
             run.condition(
                 ConditionType.SCALING_ACTIVE,
@@ -555,14 +595,21 @@ def _compute_metrics(
                 str(first_error.error_reason),
                 f"the HPA was unable to compute the replica count: {first_error.error}",
             )
-        return _MetricsOutcome(None, "", tuple(results), invalid, error, True)
+        elif first_extra_error is not None:
+            run.condition(
+                ConditionType.SCALING_ACTIVE,
+                "False",
+                str(EventReason.FAILED_GET_EXTERNAL_METRIC),
+                f"the HPA was unable to compute the replica count: {first_extra_error.error}",
+            )
+        return _MetricsOutcome(None, "", tuple(results), invalid, error, True, extras)
     run.condition(
         ConditionType.SCALING_ACTIVE,
         "True",
         "ValidMetricFound",
         f"the HPA was able to successfully calculate a replica count from {metric_name}",
     )
-    return _MetricsOutcome(replicas, metric_name, tuple(results), invalid, error, True)
+    return _MetricsOutcome(replicas, metric_name, tuple(results), invalid, error, True, extras)
 
 
 def _statuses(results: tuple[MetricResult, ...], selector_ok: bool) -> tuple[MetricStatus | None, ...] | None:
@@ -586,9 +633,14 @@ def _hold_summary(outcome: _MetricsOutcome) -> str:
         if r.error is not None and r.pods is not None
     ]
     detail = f" ({'; '.join(counted)})" if counted else ""
-    if outcome.invalid >= len(outcome.results):
+    if outcome.invalid >= len(outcome.results) + len(outcome.extras):
         return f"hold: no metric could be computed{detail}"
     return f"hold: a metric failed and the others would scale down (a failed metric never scales down){detail}"
+
+
+def _explain_extras(extras: tuple[ExtraResult, ...]) -> str:
+    """The drain time's and the formula's explanations, appended to the summary ("" without them)."""
+    return "".join(f"; {extra.explanation}" for extra in extras)
 
 
 def _summary(current: int, desired: int, reason: str, normalized: Normalized | None, proposal: int | None) -> str:

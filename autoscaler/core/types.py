@@ -11,6 +11,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from autoscaler.core.queue import ExtraMetrics
 
 # --------------------------------------------------------------------------------------------------------
 # The autoscaler spec (autoscaling/v2 HorizontalPodAutoscalerSpec, in the core's terms)
@@ -157,6 +161,8 @@ class AutoscalerSpec:
     behavior: Behavior | None = None
     scale_target_ref: ObjectReference = ObjectReference(kind="", name="")
     missing_pods: MissingPods = MissingPods.REBALANCE
+    # Drain time and formula proposals beside the metrics (core/queue.py); None: the HPA's metrics alone.
+    extra_metrics: ExtraMetrics | None = None
 
 
 # --------------------------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from autoscaler.daemon.config import ConfigError, DaemonConfig, load_config, spe
 from autoscaler.metrics.binding import check_binding
 from autoscaler.spec.files import load_spec_file
 from autoscaler.spec.objects import Autoscaler
+from autoscaler.spec.queue import input_bindings
 from autoscaler.spec.settings import HPA_SCALE_TO_ZERO, check_gates
 
 
@@ -30,6 +31,13 @@ def binding_problems(autoscaler: Autoscaler, config: DaemonConfig) -> list[tuple
         for problem in check_binding(binding, metric_type=MetricSourceType(metric.type), settings=config.metrics):
             field, _, message = problem.partition(": ")
             problems.append((f"spec.metrics[{index}].{field}", message))
+    extra = autoscaler.spec.extra_metrics
+    if extra is not None:  # the drain time's and the formula's inputs are read as External metrics
+        bindings = input_bindings(autoscaler.model.drain_time, autoscaler.model.formula)
+        for item, binding in zip(extra.inputs(), bindings, strict=True):
+            for problem in check_binding(binding, metric_type=MetricSourceType.EXTERNAL, settings=config.metrics):
+                field, _, message = problem.partition(": ")
+                problems.append((f"spec.{item.field}.{field}", message))
     return problems
 
 

@@ -21,7 +21,8 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from autoscaler.core.decision import Decision
 from autoscaler.core.formats import format_milli
 from autoscaler.core.metric import MetricResult, MetricStatus
-from autoscaler.core.types import ConditionType, MetricTarget, MetricTargetType
+from autoscaler.core.queue import DRAIN_TIME, FORMULA
+from autoscaler.core.types import AutoscalerSpec, ConditionType, MetricTarget, MetricTargetType
 from autoscaler.daemon.model import TargetKey, TargetOutcome, TickReport
 
 log = structlog.get_logger(__name__)
@@ -41,6 +42,26 @@ def _target_number(target: MetricTarget) -> float | None:
         case MetricTargetType.VALUE:
             return None if target.value is None else target.value / 1000
     return None if target.average_value is None else target.average_value / 1000
+
+
+def _extra_series(spec: AutoscalerSpec, decision: Decision) -> list[tuple[str, str, float | None, float]]:
+    """The drain time's and the formula's (metric, target_type, value, target): the estimated drain seconds
+    against `DrainSeconds`, the formula's value (per replica for AverageValue) against its target."""
+    extra = spec.extra_metrics
+    out: list[tuple[str, str, float | None, float]] = []
+    for result in decision.extra_metrics:
+        if result.kind == DRAIN_TIME and extra is not None and extra.drain_time is not None:
+            out.append((result.name, "DrainSeconds", result.value, float(extra.drain_time.target_seconds)))
+        elif result.kind == FORMULA and extra is not None and extra.formula is not None:
+            target = extra.formula.target
+            number = _target_number(target)
+            if number is None:
+                continue
+            value = result.value
+            if target.type == MetricTargetType.AVERAGE_VALUE:
+                value = result.calculation.usage / 1000 if result.calculation is not None else None
+            out.append((result.name, str(target.type), value, number))
+    return out
 
 
 def _current_number(status: MetricStatus | None, kind: MetricTargetType) -> float | None:
@@ -112,7 +133,8 @@ def outcome_error(outcome: TargetOutcome) -> tuple[str, str]:
     for condition in decision.conditions:
         if condition.status == "False" and condition.reason in _REASON_ERROR_TYPES:
             return error, _REASON_ERROR_TYPES[condition.reason]
-    return error, "metrics" if failed else "decision"
+    extra_failed = any(extra.error is not None for extra in decision.extra_metrics)  # drain time, formula
+    return error, "metrics" if failed or extra_failed else "decision"
 
 
 class Observer:
@@ -255,6 +277,13 @@ class Observer:
                     series.add((self.shadow_difference, (ns, name)))
                 if shadow.error:
                     self.errors.labels(type="shadow").inc()
+            for metric, target_type, value, target in _extra_series(outcome.target.autoscaler.spec, decision):
+                labels = (ns, name, metric, target_type)
+                self.metric_target.labels(*labels).set(target)
+                series.add((self.metric_target, labels))
+                if value is not None:
+                    self.metric_value.labels(*labels).set(value)
+                    series.add((self.metric_value, labels))
         self.decision_info.labels(ns, name, reason).set(1)
         series.add((self.decision_info, (ns, name, reason)))
         self.last_evaluation.labels(ns, name).set(evaluated_at)

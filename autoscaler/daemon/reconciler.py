@@ -41,6 +41,7 @@ from autoscaler.kube.scale import ScaleClient
 from autoscaler.kube.state import UnreadableState
 from autoscaler.kube.status import AutoscalerStatus, StatusWriter, status_to_json
 from autoscaler.metrics import MetricRequest, MetricsError, MetricsReader, ReadContext
+from autoscaler.spec.queue import input_bindings
 from autoscaler.spec.render import format_reference, format_targets, metric_status, shadow_status
 from autoscaler.spec.shadow import SHADOW, ShadowSpec
 from autoscaler.spec.snapshot_out import DecisionInputs
@@ -87,6 +88,7 @@ class _Work:
     pause: Pause | None = None  # the spec's or the target's pause annotation (core/pause.py)
     shadow: ShadowReading | None = None  # shadow mode: what the replaced autoscaler wants (core/shadow.py)
     metrics: list[MetricInput] = field(default_factory=list)
+    extra_inputs: list[MetricInput] = field(default_factory=list)  # the drain time's and formula's readings
     decision: Decision | None = None
     wrote_scale: bool = False
     scale_write_error: str | None = None  # the scale write failed with this (the decision is FailedRescale)
@@ -120,6 +122,7 @@ def snapshot_of(work: _Work, *, settings: Settings, now: datetime) -> DecisionIn
         scale=work.scale,
         pods=work.pods,
         metrics=tuple(work.metrics),
+        inputs=tuple(work.extra_inputs),
         state=memory.state,
         settings=settings,
         now=now,
@@ -357,6 +360,8 @@ class Reconciler:
             return
         spec = work.target.autoscaler.spec
         work.metrics = [MetricFailure("not read") for _ in spec.metrics]
+        extra = spec.extra_metrics.inputs() if spec.extra_metrics is not None else ()
+        work.extra_inputs = [MetricFailure("not read") for _ in extra]
         if len(work.controllers) > 1 or work.pause is not None:
             return  # refused before any metric is read, as validateAndParseSelector does; or paused
         context = ReadContext(
@@ -372,6 +377,13 @@ class Reconciler:
             MetricRequest(metric, context, binding=models[i].prometheus if i < len(models) else None, key=(work.key, i))
             for i, metric in enumerate(spec.metrics)
         ]
+        # The drain time's and the formula's inputs, in the same pass (keyed after the metrics).
+        model = work.target.autoscaler.model
+        bindings = input_bindings(model.drain_time, model.formula)
+        mine += [
+            MetricRequest(item.metric, context, binding=bindings[j], key=(work.key, len(spec.metrics) + j))
+            for j, item in enumerate(extra)
+        ]
         into.extend(mine)
 
     def _read_metrics(self, works: Sequence[_Work], now: datetime) -> tuple[float, int]:
@@ -385,7 +397,12 @@ class Reconciler:
         by_key = {work.key: work for work in works}
         for request, outcome in zip(requests, result.outcomes, strict=True):
             key, i = cast(tuple[TargetKey, int], request.key)
-            by_key[key].metrics[i] = MetricFailure(str(outcome)) if isinstance(outcome, MetricsError) else outcome
+            work = by_key[key]
+            value = MetricFailure(str(outcome)) if isinstance(outcome, MetricsError) else outcome
+            if i < len(work.metrics):
+                work.metrics[i] = value
+            else:
+                work.extra_inputs[i - len(work.metrics)] = value
         return result.duration_seconds, result.queries_sent
 
     # --- 4. decide -----------------------------------------------------------------------------------------
@@ -406,6 +423,9 @@ class Reconciler:
             controllers=work.controllers,
             pause=work.pause,
             shadow=work.shadow,
+            inputs=work.extra_inputs
+            if isinstance(scale, Scale)
+            else [MetricFailure("not read")] * len(work.extra_inputs),
         )
 
     def _read_shadow(self, work: _Work, now: datetime) -> None:
@@ -425,7 +445,10 @@ class Reconciler:
             return
         self._read_shadow(work, now)
         if isinstance(work.scale, ScaleFailure):
-            work.metrics = [MetricFailure("not read") for _ in work.target.autoscaler.spec.metrics]
+            spec = work.target.autoscaler.spec
+            work.metrics = [MetricFailure("not read") for _ in spec.metrics]
+            extra = spec.extra_metrics.inputs() if spec.extra_metrics is not None else ()
+            work.extra_inputs = [MetricFailure("not read") for _ in extra]
         work.inputs = work.memory
         work.decision = self._decide_on(work, work.scale, now)
         if work.target.dry_run:

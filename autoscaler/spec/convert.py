@@ -27,6 +27,7 @@ from typing import IO, Any, TypeGuard
 import yaml
 
 from autoscaler.core.formats import QuantityError, milli_value
+from autoscaler.core.formula import FormulaError, check_names, parse
 from autoscaler.spec.errors import Problem, SpecError
 from autoscaler.spec.files import AliasError, read_text, yaml_problem
 
@@ -334,7 +335,7 @@ class _Builder:
             if key == "restoreToOriginalReplicaCount":
                 self.drop(field, "the daemon leaves the replica count as it is when an autoscaler is deleted")
             elif key == "scalingModifiers":
-                self.drop(field, "composite metrics: write one prometheus query that combines the triggers' queries")
+                self._scaling_modifiers(advanced[key], spec, field)
             elif key != "horizontalPodAutoscalerConfig":
                 self.fail(field, "unknown field of a ScaledObject's advanced section")
         config = self.section(advanced, "horizontalPodAutoscalerConfig", "spec.advanced.horizontalPodAutoscalerConfig")
@@ -516,6 +517,64 @@ class _Builder:
                 "containerResource": {"name": resource, "container": container, "target": target},
             }
         return {"type": "Resource", "resource": {"name": resource, "target": target}}
+
+    def _scaling_modifiers(self, raw: Any, spec: dict[str, Any], path: str) -> None:
+        """KEDA's composite metric into `formula`: the named prometheus triggers it reads become its inputs.
+
+        As in KEDA, the triggers the formula reads no longer scale on their own; the formula's value is one
+        metric against its target (`metricType`, AverageValue by default). A formula outside the expression
+        language (KEDA's expr has comparisons, conditionals, ...) is not carried over, with why.
+        """
+        if not _mapping(raw):
+            self.fail(path, f"must be a mapping, not {type(raw).__name__}")
+            return
+        for key in raw:
+            if key == "activationTarget":
+                self.drop(f"{path}.{key}", f"KEDA activates (scales from zero) above it; {SCALE_TO_ZERO_LATER}")
+            elif key not in ("formula", "target", "metricType"):
+                self.fail(f"{path}.{key}", "unknown field of KEDA's scalingModifiers")
+        text, kind = raw.get("formula"), raw.get("metricType", "AverageValue")
+        quantity = self._threshold(raw.get("target"), f"{path}.target")
+        if not isinstance(text, str) or not text.strip():
+            self.fail(f"{path}.formula", "required: the formula over the triggers' names, a non-empty string")
+            return
+        if kind not in ("AverageValue", "Value"):
+            self.fail(f"{path}.metricType", f"takes AverageValue (KEDA's default) or Value, not {kind!r}")
+            return
+        if quantity is None:
+            return
+        metrics = spec.get("metrics", [])
+        by_name = {m["external"]["metric"]["name"]: m for m in metrics if m["type"] == "External" and "prometheus" in m}
+        try:
+            formula = parse(text.strip())
+            check_names(formula, by_name)
+        except FormulaError as err:
+            self.drop(
+                path,
+                f"the formula {text.strip()!r} is not one this project reads ({err}; numbers, trigger names, "
+                "+ - * /, parentheses, min, max, abs, ceil, floor): write it so, or combine the triggers' queries "
+                "in one prometheus query",
+            )
+            return
+        inputs = [{"name": name, "prometheus": by_name[name]["prometheus"]} for name in formula.names]
+        kept = [
+            m for m in metrics if not (m["type"] == "External" and m["external"]["metric"]["name"] in formula.names)
+        ]
+        if kept:
+            spec["metrics"] = kept
+        else:
+            spec.pop("metrics", None)
+        target_field = "value" if kind == "Value" else "averageValue"
+        spec["formula"] = {
+            "inputs": inputs,
+            "expression": text.strip(),
+            "target": {"type": kind, target_field: quantity},
+        }
+        self.note(
+            f"{path}.formula",
+            f"the triggers it reads ({', '.join(formula.names)}) are the formula's inputs; as in KEDA they no longer "
+            "scale on their own",
+        )
 
 
 # --- The command ---------------------------------------------------------------------------------------

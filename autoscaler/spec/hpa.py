@@ -47,6 +47,7 @@ from autoscaler.spec.fields import (
     PositiveQuantity,
 )
 from autoscaler.spec.prometheus import PrometheusBinding
+from autoscaler.spec.queue import DrainTimeSpec, FormulaSpec, extra_metrics_to_core
 from autoscaler.spec.shadow import DEFAULT_MODE, Mode, ShadowSpec
 
 # The CRD bounds the strings and lists its CEL rules read, so the API server's cost estimate of those rules
@@ -342,6 +343,9 @@ class AutoscalerSpec(_Model):
     # Shadow mode and its comparison (spec/shadow.py; docs/spec.md, "Shadow mode").
     mode: Mode = Field(DEFAULT_MODE, description="hpa (default): decide and write; shadow: dry-run and compare.")
     shadow: ShadowSpec | None = Field(None, description="The autoscaler a spec in shadow mode is compared with.")
+    # Extra proposals beside the metrics (autoscaler/spec/queue.py, docs/spec.md "Drain time", "Formula").
+    drain_time: DrainTimeSpec | None = Field(None, alias="drainTime", description="A queue's drain-time proposal.")
+    formula: FormulaSpec | None = Field(None, description="A formula over named inputs, with its own target.")
 
 
 # Pydantic's errors for a value of the wrong JSON type, an unknown field, and the spec layer's own for a
@@ -505,7 +509,9 @@ def to_core(model: AutoscalerSpec) -> core.AutoscalerSpec:
             scale_up=_rules(model.behavior.scale_up, DEFAULT_SCALE_UP),
             scale_down=_rules(model.behavior.scale_down, DEFAULT_SCALE_DOWN),
         )
-    metrics = tuple(metric_to_core(m) for m in model.metrics) if model.metrics else (DEFAULT_METRIC,)
+    extra = extra_metrics_to_core(model.drain_time, model.formula)
+    # No metrics default to CPU, unless a drain time or a formula proposes instead (docs/spec.md).
+    metrics = tuple(metric_to_core(m) for m in model.metrics) if model.metrics else () if extra else (DEFAULT_METRIC,)
     return core.AutoscalerSpec(
         max_replicas=model.max_replicas,
         metrics=metrics,
@@ -513,4 +519,5 @@ def to_core(model: AutoscalerSpec) -> core.AutoscalerSpec:
         behavior=behavior,
         scale_target_ref=_ref(model.scale_target_ref),
         missing_pods=core.MissingPods(model.missing_pods),
+        extra_metrics=extra,
     )

@@ -15,6 +15,7 @@ from autoscaler.core.behavior import Limits, Stabilization
 from autoscaler.core.decision import Decision
 from autoscaler.core.formats import format_milli, format_time
 from autoscaler.core.metric import MetricResult, MetricStatus
+from autoscaler.core.queue import ExtraResult
 from autoscaler.core.shadow import ShadowComparison
 from autoscaler.core.state import behavior_state_to_json
 from autoscaler.core.types import LabelSelector, MetricSourceType, MetricSpec, ObjectReference, Recommendation
@@ -222,10 +223,33 @@ def decision(
             ),
         },
         "behaviorState": behavior_state_to_json(result.state),
-    }
+    } | _extras(result.extra_metrics)
     if result.shadow is not None:
         out["shadow"] = shadow_status(result.shadow)
     return out
+
+
+def _extras(extras: tuple[ExtraResult, ...]) -> dict[str, Any]:
+    """`extraMetrics`, the drain time's and the formula's proposals, when the spec has them (docs/snapshot.md)."""
+    if not extras:
+        return {}
+    return {
+        "extraMetrics": [
+            {
+                "kind": extra.kind,
+                "name": extra.name,
+                "proposedReplicas": extra.proposed_replicas,
+                "error": extra.error,
+                "inputs": {name: _float(value) for name, value in extra.values},
+                "value": _float(extra.value),
+                "usageRatio": _float(extra.calculation.usage_ratio) if extra.calculation else None,
+                "withinTolerance": extra.calculation.within_tolerance if extra.calculation else None,
+                "readyPodCount": extra.calculation.ready_pod_count if extra.calculation else None,
+                "explanation": extra.explanation,
+            }
+            for extra in extras
+        ]
+    }
 
 
 def shadow_status(comparison: ShadowComparison) -> dict[str, Any]:

@@ -231,6 +231,11 @@ class SnapshotModel(_Strict):
     pause: PauseModel | None = Field(None, description="The target was paused by an annotation.")
     shadow: ShadowModel | None = Field(None, description="Shadow mode: the count the replaced autoscaler wanted.")
     comment: str | None = Field(None, description="Free text; ignored.")
+    inputs: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="One reading per input of the spec's drainTime and formula (backlog, processingRate, then "
+        "the formula's inputs in order), each as an External metric's.",
+    )
 
     @field_validator("controllers")
     @classmethod
@@ -262,6 +267,7 @@ class Snapshot:
     scale_write_error: str | None = None
     pause: core_pause.Pause | None = None
     shadow: core_shadow.ShadowReading | None = None
+    inputs: tuple[core.MetricInput, ...] = ()
 
 
 def _raw_spec(data: dict[str, Any]) -> Any:
@@ -302,6 +308,7 @@ def load_snapshot(data: Any, *, source: str = "", api_rules: bool = True) -> Sna
     spec = to_core(spec_model)
     metrics = _readings(model, spec, spec_defaulted=not spec_model.metrics, now=now, problems=problems)
     pods = _pods(model.pods, problems)
+    inputs = _inputs(model, spec, now=now, problems=problems)
     if problems:
         raise SpecError(problems, source=source)
     status = model.autoscaler.status
@@ -350,7 +357,28 @@ def load_snapshot(data: Any, *, source: str = "", api_rules: bool = True) -> Sna
             if model.shadow is not None
             else None
         ),
+        inputs=inputs,
     )
+
+
+def _inputs(
+    model: SnapshotModel, spec: core.AutoscalerSpec, *, now: datetime, problems: list[Problem]
+) -> tuple[core.MetricInput, ...]:
+    """One reading per input of the spec's drain time and formula, each read as an External metric's."""
+    wanted = spec.extra_metrics.inputs() if spec.extra_metrics is not None else ()
+    if len(model.inputs) != len(wanted):
+        names = ", ".join(item.field for item in wanted) or "none"
+        problems.append(("inputs", f"has {len(model.inputs)} entries but the spec has {len(wanted)} inputs ({names})"))
+        return ()
+    readings: list[core.MetricInput] = []
+    for i, (item, entry) in enumerate(zip(wanted, model.inputs, strict=True)):
+        try:
+            readings.append(reading_to_core(item.metric, entry, now=now))
+        except ValidationError as err:
+            problems += pydantic_problems(err, f"inputs[{i}]")
+        except SpecError as err:
+            problems += [(join(f"inputs[{i}]", path), message) for path, message in err.problems]
+    return tuple(readings)
 
 
 def _readings(

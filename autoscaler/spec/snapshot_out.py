@@ -53,6 +53,7 @@ def snapshot_json(
     scale_write_error: str | None = None,
     pause: Pause | None = None,
     shadow: ShadowReading | None = None,
+    inputs: Sequence[core.MetricInput] = (),
 ) -> dict[str, Any]:
     """One decision's inputs as a snapshot `load_snapshot` reads back into the same values."""
     snapshot: dict[str, Any] = {
@@ -80,6 +81,8 @@ def snapshot_json(
         snapshot["pause"] = _pause(pause)
     if shadow is not None:
         snapshot["shadow"] = _shadow(shadow)
+    if inputs:  # the drain time's and the formula's readings (docs/snapshot.md)
+        snapshot["inputs"] = [_metric(reading, index=i, field="inputs") for i, reading in enumerate(inputs)]
     return snapshot
 
 
@@ -123,6 +126,7 @@ class DecisionInputs:
     scale_write_error: str | None = None
     pause: Pause | None = None
     shadow: ShadowReading | None = None
+    inputs: tuple[core.MetricInput, ...] = ()
 
     def json(self) -> dict[str, Any]:
         """The snapshot, rendered anew on each call (`snapshot_json` of these inputs)."""
@@ -144,6 +148,7 @@ class DecisionInputs:
             scale_write_error=self.scale_write_error,
             pause=self.pause,
             shadow=self.shadow,
+            inputs=self.inputs,
         )
 
 
@@ -217,12 +222,12 @@ def _pod(pod: core.Pod, *, now: datetime) -> dict[str, Any]:
     return {"metadata": metadata, "spec": spec, "status": status}
 
 
-def _metric(reading: core.MetricInput, *, index: int) -> dict[str, Any]:
+def _metric(reading: core.MetricInput, *, index: int, field: str = "metrics") -> dict[str, Any]:
     """One entry of `metrics`, in the shape of the metrics API the HPA would have asked (docs/snapshot.md)."""
     match reading:
         case core.MetricFailure():
             if not reading.message:
-                raise SpecError([(f"metrics[{index}].error", "a failed metric needs a message: the format has none")])
+                raise SpecError([(f"{field}[{index}].error", "a failed metric needs a message: the format has none")])
             return {"error": reading.message}
         case core.ResourceReading():
             return {

@@ -153,7 +153,9 @@ def _validate_metrics(spec: AutoscalerSpec, *, path: str, options: ValidationOpt
         problems += _validate_metric(metric, path=f"{path}[{i}]", options=options)
     types = {metric.type for metric in metrics}
     every_type_known = known(spec.metrics) and all(known(kind) for kind in types)
-    if spec.min_replicas == 0 and every_type_known and not types & {"Object", "External"}:
+    # A drain time or a formula reads External-like inputs: it counts as an External metric here.
+    extra = spec.drain_time is not None or spec.formula is not None
+    if spec.min_replicas == 0 and every_type_known and not types & {"Object", "External"} and not extra:
         defaulted = "" if spec.metrics else " (with no metrics the spec defaults to CPU utilization)"
         problems.append(
             (

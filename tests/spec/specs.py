@@ -106,14 +106,26 @@ def apply(mutations: Any) -> dict[str, Any]:
     return obj
 
 
+def _inputs(spec: Any) -> int:
+    """How many inputs a spec's drainTime and formula read (the snapshot carries a reading for each)."""
+    if not isinstance(spec, dict):
+        return 0
+    formula = spec.get("formula")
+    inputs = formula.get("inputs") if isinstance(formula, dict) else None
+    return (2 if "drainTime" in spec else 0) + (len(inputs) if isinstance(inputs, list) else 0)
+
+
 def replay_problems(obj: dict[str, Any]) -> list[tuple[str, str]]:
     """Replay a snapshot holding the object; every metric reads as failed, which is valid input."""
     snap = copy.deepcopy(SNAPSHOT)
     snap["autoscaler"] = {"metadata": obj["metadata"], "spec": obj["spec"]}
     metrics = obj["spec"].get("metrics")
+    extra = _inputs(obj["spec"])
     snap["metrics"] = [{"error": "not read in this test"}] * (
-        len(metrics) if isinstance(metrics, list) and metrics else 1
+        len(metrics) if isinstance(metrics, list) and metrics else 0 if extra else 1
     )
+    if extra:
+        snap["inputs"] = [{"error": "not read in this test"}] * extra
     try:
         replay_data(snap)
     except SpecError as err:

@@ -38,6 +38,18 @@ NEW_OBJECTS = frozenset({NEW, CRD})
 SPEC_LAYER = frozenset({REPLAY, CHECK, NEW})
 
 
+DRAIN = {
+    "backlog": {"prometheus": {"query": "sum(queue_depth)"}},
+    "processingRate": {"metricName": "jobs_done_rate"},
+    "targetSeconds": 60,
+}
+FORMULA = {
+    "inputs": [{"name": "queue", "prometheus": {"query": "sum(queue_depth)"}}, {"name": "consumers"}],
+    "expression": "queue / max(consumers, 1)",
+    "target": {"type": "Value", "value": "10"},
+}
+
+
 def case(name: str, field: str, *mutations: Mutation, refused_by: frozenset[str] = ALL, crd_field: str = "") -> Any:
     """An invalid spec; `crd_field` when the CRD's schema names another path than the API server would."""
     return pytest.param(
@@ -232,6 +244,49 @@ INVALID = [
     # The project's extension: the CRD leaves the prometheus block open while it evolves.
     case("a misspelled Prometheus binding field", "spec.metrics[1].prometheus.qurey",
          at("spec.metrics.1.prometheus", {"qurey": "sum(up)"}), refused_by=SPEC_LAYER),
+    # drainTime and formula (autoscaler/spec/queue.py); the CRD cannot parse an expression.
+    case("a drain target of 0 seconds", "spec.drainTime.targetSeconds",
+         at("spec.drainTime", DRAIN), at("spec.drainTime.targetSeconds", 0)),
+    case("a drain target over a day", "spec.drainTime.targetSeconds",
+         at("spec.drainTime", DRAIN), at("spec.drainTime.targetSeconds", 86401)),
+    case("a drain target as a string", "spec.drainTime.targetSeconds",
+         at("spec.drainTime", DRAIN), at("spec.drainTime.targetSeconds", "60")),
+    case("a drain time without a processing rate", "spec.drainTime.processingRate",
+         at("spec.drainTime", DRAIN), at("spec.drainTime.processingRate", DELETE)),
+    case("a drain input with neither a query nor a metric name", "spec.drainTime.backlog",
+         at("spec.drainTime", DRAIN), at("spec.drainTime.backlog", {})),
+    case("a misspelled drain input field", "spec.drainTime.backlog.query",
+         at("spec.drainTime", DRAIN), at("spec.drainTime.backlog.query", "sum(x)")),
+    case("a misspelled binding field of a drain input", "spec.drainTime.backlog.prometheus.qurey",
+         at("spec.drainTime", DRAIN), at("spec.drainTime.backlog.prometheus.qurey", "x"), refused_by=SPEC_LAYER),
+    case("a formula with a syntax error", "spec.formula.expression",
+         at("spec.formula", FORMULA), at("spec.formula.expression", "queue / (consumers"), refused_by=SPEC_LAYER),
+    case("a formula reading an unknown name", "spec.formula.expression",
+         at("spec.formula", FORMULA), at("spec.formula.expression", "queue / consumer"), refused_by=SPEC_LAYER),
+    case("a formula calling max with one argument", "spec.formula.expression",
+         at("spec.formula", FORMULA), at("spec.formula.expression", "max(queue)"), refused_by=SPEC_LAYER),
+    case("a formula calling an unknown function", "spec.formula.expression",
+         at("spec.formula", FORMULA), at("spec.formula.expression", "sqrt(queue)"), refused_by=SPEC_LAYER),
+    case("a formula dividing by a literal zero", "spec.formula.expression",
+         at("spec.formula", FORMULA), at("spec.formula.expression", "queue / (1 - 1)"), refused_by=SPEC_LAYER),
+    case("an empty formula", "spec.formula.expression", at("spec.formula", FORMULA), at("spec.formula.expression", "")),
+    case("a formula over 512 characters", "spec.formula.expression",
+         at("spec.formula", FORMULA), at("spec.formula.expression", "queue" + " + 1" * 128)),
+    case("a formula without inputs", "spec.formula.inputs", at("spec.formula", FORMULA), at("spec.formula.inputs", [])),
+    case("a formula input name that is not a name", "spec.formula.inputs[0].name",
+         at("spec.formula", FORMULA), at("spec.formula.inputs.0.name", "1queue")),
+    case("a formula input named like a function", "spec.formula.inputs[0].name",
+         at("spec.formula", FORMULA), at("spec.formula.inputs.0.name", "max")),
+    case("two formula inputs of one name", "spec.formula.inputs",
+         at("spec.formula", FORMULA), at("spec.formula.inputs.1.name", "queue")),
+    case("a formula target of type Utilization", "spec.formula.target.type",
+         at("spec.formula", FORMULA), at("spec.formula.target", {"type": "Utilization", "value": "1"})),
+    case("a formula Value target without a value", "spec.formula.target.value",
+         at("spec.formula", FORMULA), at("spec.formula.target", {"type": "Value", "averageValue": "1"})),
+    case("a formula target with a value and an averageValue", "spec.formula.target.value",
+         at("spec.formula", FORMULA), at("spec.formula.target.averageValue", "2")),
+    case("a formula target of 0", "spec.formula.target.value",
+         at("spec.formula", FORMULA), at("spec.formula.target.value", "0")),
 ]
 
 VALID = [
@@ -281,6 +336,12 @@ VALID = [
     pytest.param([at("spec.mode", "shadow"), at("spec.shadow", {"scaledObject": "w"})], id="shadow a ScaledObject"),
     pytest.param([at("spec.mode", "shadow"), at("spec.shadow", {"horizontalPodAutoscaler": "web-hpa"})],
                  id="shadow a named HPA"),
+    pytest.param([at("spec.drainTime", DRAIN)], id="a drain time beside the metrics"),
+    pytest.param([at("spec.drainTime", DRAIN), at("spec.metrics", DELETE)], id="a drain time alone (no CPU default)"),
+    pytest.param([at("spec.formula", FORMULA), at("spec.drainTime", DRAIN)], id="a formula and a drain time"),
+    pytest.param([at("spec.formula", FORMULA), at("spec.formula.target", {"type": "AverageValue", "averageValue": 3}),
+                  at("spec.formula.expression", "-abs(ceil(queue) - floor(consumers)) * 2.5e0 + min(1, 2, queue)")],
+                 id="a formula with every function and an AverageValue target"),
 ]
 # fmt: on
 
@@ -312,6 +373,13 @@ def test_an_invalid_spec_is_refused_where_the_rule_applies(
 def test_a_valid_spec_is_accepted_everywhere(mutations: Any) -> None:
     found = _problems_by_path(apply(mutations))
     assert {way: problems for way, problems in found.items() if problems} == {}
+
+
+def test_a_drain_time_or_a_formula_alone_counts_as_an_external_metric_for_minreplicas_0() -> None:
+    for block, value in (("drainTime", DRAIN), ("formula", FORMULA)):
+        obj = apply([at(f"spec.{block}", value), at("spec.metrics", DELETE), at("spec.minReplicas", 0)])
+        assert replay_problems(obj) == check_problems(obj, new=False) == crd_problems(obj) == []
+        assert check_problems(obj, new=True, scale_to_zero=True) == []
 
 
 def test_with_the_gate_on_a_new_object_may_have_minreplicas_0() -> None:
