@@ -487,20 +487,24 @@ def run(daemon: Daemon, *, stop: threading.Event | None = None) -> int:
         daemon.stop()
         raise StartupError(f"cannot start: {err}") from err
     except StartupInterrupted as err:
-        daemon.stop()
         log.warning("startup_interrupted", signal=str(err), message="interrupted during start-up")
-        return EXIT_SIGINT if err.signum == signal.SIGINT else 0
+        return _stopped(daemon, EXIT_SIGINT if err.signum == signal.SIGINT else 0)
     except BaseException:
         daemon.stop()
         raise
     while not stop.wait(1.0):
         pass
+    return _stopped(daemon, 0)
+
+
+def _stopped(daemon: Daemon, code: int) -> int:
+    """Stop the daemon and return `code`; when the tick in flight had to be abandoned, exit with it at once."""
     if not daemon.stop():
         # The abandoned tick runs on a worker thread that the interpreter would wait for at exit.
         sys.stdout.flush()
         sys.stderr.flush()
-        os._exit(0)
-    return 0
+        os._exit(code)
+    return code
 
 
 def _problem_sink(observer: Observer, events: Any, may_write: Callable[[], bool]) -> Callable[[SpecProblem], None]:

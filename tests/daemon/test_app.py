@@ -263,7 +263,7 @@ def test_sigterm_exits_zero_within_the_grace(tmp_path: Path, mode: str, grace: s
 
 
 LATE_SIGNAL_SCRIPT = """
-import os, signal, sys
+import os, signal, sys, threading
 import structlog
 structlog.configure(logger_factory=structlog.PrintLoggerFactory(sys.stderr))
 from autoscaler.daemon.app import Daemon, run
@@ -271,25 +271,33 @@ from autoscaler.daemon.observe import Observer
 from autoscaler.daemon.recorder import FlightRecorder
 from tests.daemon.fakes import FakeReconciler, StaticSource, target
 
+reconciler = FakeReconciler(block=threading.Event() if sys.argv[2] == "stuck" else None)
+
 class Late(Daemon):
     def start(self):
         super().start()
+        if sys.argv[2] == "stuck":
+            reconciler.entered.wait(10)  # the first tick is in flight and never ends
         os.kill(os.getpid(), getattr(signal, sys.argv[1]))  # the loop runs; run() has not seen it start yet
 
-daemon = Late(reconciler=FakeReconciler(), sources=[StaticSource([target("web", period=0.1)])], observer=Observer(),
-              recorder=FlightRecorder(3), tick_seconds=0.1, shutdown_grace_seconds=5.0, http_address="127.0.0.1:0")
+daemon = Late(reconciler=reconciler, sources=[StaticSource([target("web", period=0.1)])], observer=Observer(),
+              recorder=FlightRecorder(3), tick_seconds=0.1, shutdown_grace_seconds=0.5, http_address="127.0.0.1:0")
 raise SystemExit(run(daemon))
 """
 
 
 @pytest.mark.parametrize(
-    ("signame", "expected"),
-    [pytest.param("SIGTERM", 0, id="SIGTERM: 0"), pytest.param("SIGINT", 130, id="SIGINT: 130")],
+    ("signame", "tick", "expected"),
+    [
+        pytest.param("SIGTERM", "quick", 0, id="SIGTERM: 0"),
+        pytest.param("SIGINT", "quick", 130, id="SIGINT: 130"),
+        pytest.param("SIGTERM", "stuck", 0, id="SIGTERM, the first tick stuck: 0 after the grace"),
+    ],
 )
-def test_a_signal_while_the_loop_starts_ends_the_start_up_cleanly(signame: str, expected: int) -> None:
+def test_a_signal_while_the_loop_starts_ends_the_start_up_cleanly(signame: str, tick: str, expected: int) -> None:
     root = Path(__file__).resolve().parents[2]
     done = subprocess.run(
-        [sys.executable, "-c", LATE_SIGNAL_SCRIPT, signame], cwd=root, capture_output=True, text=True, timeout=60,
+        [sys.executable, "-c", LATE_SIGNAL_SCRIPT, signame, tick], cwd=root, capture_output=True, text=True, timeout=60,
         env={**os.environ, "PYTHONPATH": str(root)},
     )  # fmt: skip
     assert done.returncode == expected, done.stderr
