@@ -36,6 +36,9 @@ class EventReason(StrEnum):
     AMBIGUOUS_SELECTOR = "AmbiguousSelector"
     # Not the HPA's: a rescale decided in dry-run and not written (the HPA has no dry-run).
     DRY_RUN_RESCALE = "DryRunRescale"
+    # Not the HPA's: a metric's fallback started or ended (core/fallback.py).
+    FALLBACK_STARTED = "FallbackStarted"
+    FALLBACK_ENDED = "FallbackEnded"
 
 
 # The FailedGet*Metric reason per metric source type, as computeReplicasForMetric picks it.
