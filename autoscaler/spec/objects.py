@@ -20,6 +20,7 @@ from autoscaler.spec.errors import Problem, SpecError, pydantic_problems
 from autoscaler.spec.fields import ObjectName
 from autoscaler.spec.hpa import AutoscalerSpec, to_core
 from autoscaler.spec.validation import load_spec
+from autoscaler.spec.zero import ScaleToZeroModel
 
 GROUP = "autoscaler.dev"
 CRD_API_VERSION = f"{GROUP}/v1alpha1"
@@ -28,7 +29,7 @@ HPA_API_VERSION = "autoscaling/v2"
 HPA_KIND = "HorizontalPodAutoscaler"
 KINDS = {CRD_KIND: CRD_API_VERSION, HPA_KIND: HPA_API_VERSION}
 # The daemon's spec fields: a PrometheusAutoscaler has them, an autoscaling/v2 HPA does not.
-CRD_ONLY_FIELDS = ("syncPeriodSeconds", "dryRun")
+CRD_ONLY_FIELDS = ("syncPeriodSeconds", "dryRun", "scaleToZero", "fallback")
 
 
 class _Meta(BaseModel):
@@ -116,8 +117,17 @@ def load_autoscaler(obj: Any, *, scale_to_zero: bool, stored: bool = True, sourc
             for field in CRD_ONLY_FIELDS
             if field in obj["spec"]
         ]
+        problems += [
+            (f"spec.metrics[{i}].activationThreshold", f"unknown field: a {HPA_KIND} has none (a {CRD_KIND} has)")
+            for i, metric in enumerate(spec.metrics or ())
+            if metric.activation_threshold is not None
+        ]
     if problems or model is None or spec is None:
         raise SpecError(problems, source=source)
+    if kind == CRD_KIND and spec.min_replicas == 0 and spec.scale_to_zero is None:
+        # A PrometheusAutoscaler's minReplicas 0 opts in to scaling to and from zero whatever the HPAScaleToZero
+        # gate, with the defaults (docs/spec.md); written into the model so a decision snapshot carries it.
+        spec = spec.model_copy(update={"scale_to_zero": ScaleToZeroModel()})
     return Autoscaler(
         api_version=model.api_version,
         kind=model.kind,
