@@ -141,6 +141,11 @@ class Observer:
             "autoscaler_target_last_evaluation_timestamp_seconds", "When a target was last evaluated (Unix time).",
             TARGET_LABELS, registry=r,
         )  # fmt: skip
+        self.fallback_active = Gauge(
+            "autoscaler_target_fallback_active",
+            "1 while a metric's fallback is in force (the FallbackActive condition), else 0; only with a fallback.",
+            TARGET_LABELS, registry=r,
+        )  # fmt: skip
         self.scale_writes = Counter(
             "autoscaler_scale_writes_total", "Scale writes made for a target.", TARGET_LABELS, registry=r
         )
@@ -234,6 +239,10 @@ class Observer:
                     self.metric_value.labels(*labels).set(value)
                     series.add((self.metric_value, labels))
                 metrics.append(metric_line(result))
+            fallback = next((c for c in decision.conditions if c.type == ConditionType.FALLBACK_ACTIVE), None)
+            if fallback is not None:
+                self.fallback_active.labels(ns, name).set(1 if fallback.status == "True" else 0)
+                series.add((self.fallback_active, (ns, name)))
         self.decision_info.labels(ns, name, reason).set(1)
         series.add((self.decision_info, (ns, name, reason)))
         self.last_evaluation.labels(ns, name).set(evaluated_at)
