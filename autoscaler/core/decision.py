@@ -49,6 +49,8 @@ from autoscaler.core.types import (
 # legacy downscale window (which keeps a recommendation stamped exactly at the cutoff) at first tick + window,
 # as upstream's does, and not one tick later. One microsecond is datetime's smallest step.
 INITIAL_RECOMMENDATION_LEAD = timedelta(microseconds=1)
+# The proposing metric's name when no metric could be computed and a fallback's fixed count proposes instead.
+FALLBACK_PROPOSER = "fallback"
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,8 +290,10 @@ def decide(
     applied = None
     if spec.fallback is not None and fallen is not None and outcome.selector_ok:
         applied = fallbacks.apply(spec.fallback, fallen, proposal=outcome.replicas, current_replicas=current)
+    if applied is not None:
+        notes.insert(0, applied.reason)
     if outcome.replicas is None and applied is not None:
-        outcome = replace(outcome, replicas=applied.proposal, metric="fallback")
+        outcome = replace(outcome, replicas=applied.proposal, metric=FALLBACK_PROPOSER)
     if outcome.replicas is None:
         message = outcome.error or "no metric could be computed"
         run.event(EventType.WARNING, EventReason.FAILED_COMPUTE_METRICS_REPLICAS, message)
@@ -491,7 +495,13 @@ def _finish(
         status=StatusUpdate(current, desired, last_scale_time, statuses),
         state=state,
         error=computed.error if computed else None,
-        summary=_noted(summary or _summary(current, desired, rescale_reason, normalized, proposal), notes),
+        summary=_noted(
+            summary
+            or _summary(
+                current, desired, rescale_reason, normalized, proposal, computed.proposing_metric if computed else ""
+            ),
+            notes,
+        ),
     )
 
 
@@ -620,10 +630,12 @@ def _hold_summary(outcome: _MetricsOutcome) -> str:
     return f"hold: a metric failed and the others would scale down (a failed metric never scales down){detail}"
 
 
-def _summary(current: int, desired: int, reason: str, normalized: Normalized | None, proposal: int | None) -> str:
+def _summary(
+    current: int, desired: int, reason: str, normalized: Normalized | None, proposal: int | None, proposer: str = ""
+) -> str:
     if normalized is None:
         return f"{current} -> {desired}: {reason}" if desired != current else f"stay at {current}"
-    parts = [f"metrics propose {proposal}"]
+    parts = [f"the fallback proposes {proposal}" if proposer == FALLBACK_PROPOSER else f"metrics propose {proposal}"]
     stab = normalized.stabilization
     if stab.stabilized != stab.proposal:
         parts.append(f"stabilized to {stab.stabilized} ({stab.reason})")
