@@ -59,6 +59,9 @@ class Autoscaler:
     namespace: str
     model: AutoscalerSpec
     spec: core.AutoscalerSpec
+    # minReplicas 0 without a scaleToZero block, opted in with its defaults (a PrometheusAutoscaler's rule):
+    # as a new object, the API server's HPA rules still refuse it unless the HPAScaleToZero gate is on.
+    implicit_scale_to_zero: bool = False
 
 
 def describe(obj: Any) -> str:
@@ -124,7 +127,8 @@ def load_autoscaler(obj: Any, *, scale_to_zero: bool, stored: bool = True, sourc
         ]
     if problems or model is None or spec is None:
         raise SpecError(problems, source=source)
-    if kind == CRD_KIND and spec.min_replicas == 0 and spec.scale_to_zero is None:
+    implicit = kind == CRD_KIND and spec.min_replicas == 0 and spec.scale_to_zero is None
+    if implicit:
         # A PrometheusAutoscaler's minReplicas 0 opts in to scaling to and from zero whatever the HPAScaleToZero
         # gate, with the defaults (docs/spec.md); written into the model so a decision snapshot carries it.
         spec = spec.model_copy(update={"scale_to_zero": ScaleToZeroModel()})
@@ -135,4 +139,5 @@ def load_autoscaler(obj: Any, *, scale_to_zero: bool, stored: bool = True, sourc
         namespace=model.metadata.namespace,
         model=spec,
         spec=to_core(spec),
+        implicit_scale_to_zero=implicit,
     )
