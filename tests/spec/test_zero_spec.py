@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import copy
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from autoscaler.core.fallback import Fallback, FallbackAction
 from autoscaler.core.zero import ScaleToZero
@@ -121,3 +125,22 @@ def test_the_implicit_opt_in_is_written_into_snapshots() -> None:
         {"kind": "ExternalMetricValueList", "items": [{"value": "1", "timestamp": "2026-01-01T00:00:00Z"}]}
     ]
     assert load_snapshot(document).spec.scale_to_zero == autoscaler.spec.scale_to_zero
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "config" / "examples"
+
+
+@pytest.mark.parametrize("args", [pytest.param([], id="as stored"), pytest.param(["--new"], id="as new")])
+def test_the_examples_are_accepted_by_check(args: list[str]) -> None:
+    files = [str(EXAMPLES / "scale-to-zero.yaml"), str(EXAMPLES / "fallback.yaml")]
+    proc = subprocess.run(
+        [sys.executable, "-m", "autoscaler", "check", *args, *files], capture_output=True, text=True, check=False
+    )
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "2 of 2 autoscaler(s) valid\n", "")
+
+
+def test_the_examples_set_what_they_show() -> None:
+    zero = load_autoscaler(yaml.safe_load((EXAMPLES / "scale-to-zero.yaml").read_text()), scale_to_zero=False)
+    assert zero.spec.scale_to_zero == ScaleToZero(300, 0, (5000,))
+    fallback = load_autoscaler(yaml.safe_load((EXAMPLES / "fallback.yaml").read_text()), scale_to_zero=False)
+    assert fallback.spec.fallback == Fallback(3, FallbackAction.SCALE_UP_ONLY, 6, 600)
