@@ -287,6 +287,8 @@ def decide(
         )
         state = replace(state, idle_since=found.idle_since)
         notes.append(zeros.explain(spec.scale_to_zero, found))
+    elif spec.scale_to_zero is not None:
+        state = replace(state, idle_since=None)  # nothing could be read: no proof of idleness
     applied = None
     if spec.fallback is not None and fallen is not None and outcome.selector_ok:
         applied = fallbacks.apply(spec.fallback, fallen, proposal=outcome.replicas, current_replicas=current)
@@ -331,6 +333,7 @@ def decide(
     if spec.scale_to_zero is not None and found is not None:
         if current == 0 and not found.is_active:
             proposal, rescale_reason = 0, ""  # leaves 0 only above an activation threshold
+            notes.insert(0, "stays at zero: no metric above its activation threshold")
         elif current == 0:
             proposal = max(proposal, 1)
             rescale_reason = "activated from zero: " + ", ".join(found.active)
