@@ -143,7 +143,7 @@ class Observer:
         )  # fmt: skip
         self.fallback_active = Gauge(
             "autoscaler_target_fallback_active",
-            "1 while a metric's fallback is in force (the FallbackActive condition), else 0; only with a fallback.",
+            "1 while a metric's fallback is in force (the FallbackActive condition True), else 0.",
             TARGET_LABELS, registry=r,
         )  # fmt: skip
         self.scale_writes = Counter(
@@ -240,9 +240,8 @@ class Observer:
                     series.add((self.metric_value, labels))
                 metrics.append(metric_line(result))
             fallback = next((c for c in decision.conditions if c.type == ConditionType.FALLBACK_ACTIVE), None)
-            if fallback is not None:
-                self.fallback_active.labels(ns, name).set(1 if fallback.status == "True" else 0)
-                series.add((self.fallback_active, (ns, name)))
+            self.fallback_active.labels(ns, name).set(1 if fallback is not None and fallback.status == "True" else 0)
+            series.add((self.fallback_active, (ns, name)))
         self.decision_info.labels(ns, name, reason).set(1)
         series.add((self.decision_info, (ns, name, reason)))
         self.last_evaluation.labels(ns, name).set(evaluated_at)
