@@ -114,6 +114,8 @@ class ZeroRules:
         object_or_external = any(m.type in (MetricSourceType.OBJECT, MetricSourceType.EXTERNAL) for m in spec.metrics)
         condition = next((c for c in conditions if c.type == ConditionType.SCALED_TO_ZERO), None)
         scaled = gate and condition is not None and condition.status == "True"
+        if spec.scale_to_zero is not None and spec.scale_to_zero.wake_from_manual_zero:
+            scaled = True  # the spec takes any zero as its own (core/zero.py)
         return cls(gate=gate, object_or_external=object_or_external, scaled_to_zero=scaled)
 
     @property

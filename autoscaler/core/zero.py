@@ -5,8 +5,9 @@ a spec with `scaleToZero` opts in whatever the controller-wide gate. A metric is
 (`fallback.observed_value`: Object value, External sum, Pods or Resource average) is above its activation
 threshold (0 by default). The rules:
 
-- at 0 replicas (a zero the autoscaler set: ScaledToZero=True), the target leaves 0 only when a metric is
-  active, and then for at least 1 replica; otherwise it stays at 0 whatever the proposals say;
+- at 0 replicas (a zero the autoscaler set: ScaledToZero=True; any zero with `wake_from_manual_zero`), the target
+  leaves 0 only when a metric is active, and then for at least 1 replica; otherwise it stays at 0 whatever the
+  proposals say;
 - above 0, the metrics path never goes below 1; the target goes to `idle_replicas` only when every metric has
   been readable and at or below its threshold for the whole cooldown (`idle_since` in the behaviour state is
   the first evaluation of that idle stretch). A failed metric is never read as idle: it restarts the cooldown.
@@ -31,6 +32,8 @@ class ScaleToZero:
     cooldown_seconds: int = 300
     idle_replicas: int = 0
     activation_thresholds: tuple[int | None, ...] = ()
+    # Also leave a zero the autoscaler did not set (no ScaledToZero=True), rather than the HPA's maintenance mode.
+    wake_from_manual_zero: bool = False
 
     def threshold(self, index: int) -> int:
         if index < len(self.activation_thresholds):

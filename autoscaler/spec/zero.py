@@ -41,6 +41,11 @@ class ScaleToZeroModel(_Model):
     idle_replicas: int = Field(
         0, alias="idleReplicas", ge=0, le=2**31 - 1, description="The replica count while inactive (default 0)."
     )
+    wake_from_manual_zero: bool = Field(
+        False,
+        alias="wakeFromManualZero",
+        description="Also scale up from a zero the autoscaler did not set (default false: left alone, as the HPA).",
+    )
 
 
 class FallbackModel(_Model):
@@ -104,6 +109,7 @@ def scale_to_zero_to_core(spec: AutoscalerSpec) -> ScaleToZero | None:
         cooldown_seconds=spec.scale_to_zero.cooldown_seconds,
         idle_replicas=spec.scale_to_zero.idle_replicas,
         activation_thresholds=thresholds,
+        wake_from_manual_zero=spec.scale_to_zero.wake_from_manual_zero,
     )
 
 

@@ -174,3 +174,13 @@ def test_dry_run_keeps_the_idle_stretch() -> None:
     shown = dry_run(decision, state=story.state, conditions=story.conditions, last_scale_time=None)
     assert shown.state.idle_since == decision.state.idle_since is not None
     assert shown.summary.startswith("dry run: ")
+
+
+def test_wake_from_manual_zero_takes_any_zero_as_its_own() -> None:
+    """The spec says otherwise: a zero a person set leaves 0 on activation, and stays there without it."""
+    spec = replace(SPEC, scale_to_zero=replace(ZERO, wake_from_manual_zero=True))
+    story = Story(spec, 0)
+    assert story.tick(queue(0)).desired_replicas == 0
+    woke = story.tick(queue(25))
+    assert (woke.desired_replicas, woke.rescale) == (3, True)
+    assert woke.rescale_reason.startswith("activated from zero")
