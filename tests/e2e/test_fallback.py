@@ -35,9 +35,17 @@ def test_prometheus_down_brings_scale_up_only_to_the_fallback_count_and_its_retu
             deadline_seconds=5,
             what="FallbackActive True in the stored status",
         )
-        assert metric(daemon, address, "autoscaler_target_fallback_active", name="fb") == 1
-        decided = [d for d in daemon.events("decision", target="default/fb") if d.get("rescale")]
-        assert decided and "fallback scaleUpOnly: at least 3" in decided[-1]["summary"], decided
+        wait_for(
+            lambda: metric(daemon, address, "autoscaler_target_fallback_active", name="fb") == 1,
+            deadline_seconds=5,
+            what="autoscaler_target_fallback_active 1",
+        )
+        decided = wait_for(
+            lambda: [d for d in daemon.events("decision", target="default/fb") if d.get("rescale")],
+            deadline_seconds=5,
+            what="the decision's log line",
+        )
+        assert "fallback scaleUpOnly: at least 3" in decided[-1]["summary"], decided
         assert not events(stack, "fb", "FallbackEnded")
 
         stack.prometheus.start()
@@ -51,7 +59,11 @@ def test_prometheus_down_brings_scale_up_only_to_the_fallback_count_and_its_retu
             deadline_seconds=5,
             what="FallbackActive False again",
         )
-        assert metric(daemon, address, "autoscaler_target_fallback_active", name="fb") == 0
+        wait_for(
+            lambda: metric(daemon, address, "autoscaler_target_fallback_active", name="fb") == 0,
+            deadline_seconds=5,
+            what="autoscaler_target_fallback_active 0",
+        )
         # Readable again, the empty queue takes the worker back to minReplicas, after Prometheus returned.
         wait_for(lambda: stack.replicas("fb") == 1, deadline_seconds=20, what="back to 1 on the readable metric")
         assert down_at < up_at

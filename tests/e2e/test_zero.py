@@ -101,7 +101,11 @@ def test_a_queue_worker_goes_to_zero_wakes_on_a_backlog_and_returns_to_zero(stac
         woke = [e for e in events(stack, "zq", "SuccessfulRescale") if "activated from zero" in e["message"]]
         assert woke, events(stack, "zq", "SuccessfulRescale")
         wait_for(lambda: stack.replicas("zq") >= 2, deadline_seconds=15, what="scaled out on the backlog")
-        assert condition(stack, "zq", "ScaledToZero") == ("False", "NotScaledToZero")
+        wait_for(  # stored after the scale write of the same tick
+            lambda: condition(stack, "zq", "ScaledToZero") == ("False", "NotScaledToZero"),
+            deadline_seconds=5,
+            what="ScaledToZero False after the scale-up",
+        )
         demand.value = 0  # the workers drain the backlog, then the queue stays empty
         wait_for(lambda: stack.replicas("zq") == 0, deadline_seconds=30, what="back to zero", explain=daemon.tail)
         last = [d for d in daemon.events("decision", target=f"{NS}/zq") if d.get("rescale")][-1]
