@@ -108,7 +108,11 @@ def test_a_queue_worker_goes_to_zero_wakes_on_a_backlog_and_returns_to_zero(stac
         )
         demand.value = 0  # the workers drain the backlog, then the queue stays empty
         wait_for(lambda: stack.replicas("zq") == 0, deadline_seconds=30, what="back to zero", explain=daemon.tail)
-        last = [d for d in daemon.events("decision", target=f"{NS}/zq") if d.get("rescale")][-1]
-        assert last["desired"] == 0 and f"(cooldown {COOLDOWN_SECONDS} s)" in last["summary"], last
+        last = wait_for(  # the log line follows the tick's writes
+            lambda: [d for d in daemon.events("decision", target=f"{NS}/zq") if d.get("rescale") and d["desired"] == 0],
+            deadline_seconds=5,
+            what="the decision to go to zero again",
+        )[-1]
+        assert f"(cooldown {COOLDOWN_SECONDS} s)" in last["summary"], last
     finally:
         daemon.terminate()
