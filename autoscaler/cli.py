@@ -169,7 +169,10 @@ def check(paths: Sequence[str], *, gates: dict[str, bool], new: bool, out: IO[st
             for field, message in doc.problems:
                 print(f"{where}: {field + ': ' if field else ''}{message}", file=out)
             autoscaler = doc.autoscaler
-            if autoscaler is not None and autoscaler.model.min_replicas == 0 and not scale_to_zero:
+            explicit = (
+                autoscaler is not None and not autoscaler.implicit_scale_to_zero and autoscaler.model.scale_to_zero
+            )
+            if autoscaler is not None and autoscaler.model.min_replicas == 0 and not scale_to_zero and not explicit:
                 print(
                     f"{where}: spec.minReplicas: note: 0 is kept on an object that already has it, but with "
                     "HPAScaleToZero off the API server refuses it on a new object (--new checks it as new)",

@@ -15,6 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
+from autoscaler.core import fallback as fallbacks
+from autoscaler.core import zero as zeros
 from autoscaler.core.behavior import (
     Limits,
     Normalized,
@@ -50,6 +52,8 @@ from autoscaler.core.types import (
 # legacy downscale window (which keeps a recommendation stamped exactly at the cutoff) at first tick + window,
 # as upstream's does, and not one tick later. One microsecond is datetime's smallest step.
 INITIAL_RECOMMENDATION_LEAD = timedelta(microseconds=1)
+# The proposing metric's name when no metric could be computed and a fallback's fixed count proposes instead.
+FALLBACK_PROPOSER = "fallback"
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,11 +116,14 @@ class ZeroRules:
 
     @classmethod
     def of(cls, spec: AutoscalerSpec, conditions: Sequence[Condition], settings: Settings) -> ZeroRules:
-        gate = settings.hpa_scale_to_zero
+        # A spec's scaleToZero opts in whatever the controller-wide gate (core/zero.py).
+        gate = settings.hpa_scale_to_zero or spec.scale_to_zero is not None
         object_or_external = any(m.type in (MetricSourceType.OBJECT, MetricSourceType.EXTERNAL) for m in spec.metrics)
         object_or_external = object_or_external or spec.extra_metrics is not None  # External-like inputs
         condition = next((c for c in conditions if c.type == ConditionType.SCALED_TO_ZERO), None)
         scaled = gate and condition is not None and condition.status == "True"
+        if spec.scale_to_zero is not None and spec.scale_to_zero.wake_from_manual_zero:
+            scaled = True  # the spec takes any zero as its own (core/zero.py)
         return cls(gate=gate, object_or_external=object_or_external, scaled_to_zero=scaled)
 
     @property
@@ -245,6 +252,13 @@ def decide(
     if state.recommendations is None:
         # recordInitialRecommendation: a target seen for the first time starts its history at its current size.
         state = replace(state, recommendations=(Recommendation(current, now - INITIAL_RECOMMENDATION_LEAD),))
+    # Extension hook (core/fallback.py): count failed evaluations, put last good values in place of failures.
+    fallen = None
+    if spec.fallback is not None:
+        fallen = fallbacks.prepare(spec, spec.fallback, metrics=metrics, state=state, pods=pods, now=now)
+        metrics, state = fallen.metrics, fallen.state
+        _fallback_report(run, spec.fallback, fallen)
+    notes = [fallbacks.explain(spec.fallback, m) for m in fallen.active] if spec.fallback and fallen else []
     zero = ZeroRules.of(spec, conditions, settings)
     if not zero.gate:
         # With HPAScaleToZero off the condition means nothing and is removed (as 1.36 is described to do).
@@ -288,7 +302,7 @@ def decide(
             computed=None,
             zero=zero,
             last_scale_time=last_scale_time,
-            summary=zero.why_disabled(),
+            summary=_noted(zero.why_disabled(), notes),
         )
     if current > spec.max_replicas:
         return _finish(
@@ -316,6 +330,29 @@ def decide(
         )
 
     outcome = _compute_metrics(run, spec, scale, pods, metrics, settings, now, controllers, inputs)
+    # Extension hooks after the proposals: activity for scaleToZero (core/zero.py), the fallback action.
+    found = None
+    if spec.scale_to_zero is not None and outcome.selector_ok:
+        found = zeros.activity(
+            spec.scale_to_zero,
+            specs=spec.metrics,
+            readings=metrics,
+            substituted=[m.substituted is not None for m in fallen.per_metric] if fallen else [False] * len(metrics),
+            idle_since=state.idle_since,
+            now=now,
+            extras=outcome.extras,
+        )
+        state = replace(state, idle_since=found.idle_since)
+        notes.append(zeros.explain(spec.scale_to_zero, found))
+    elif spec.scale_to_zero is not None:
+        state = replace(state, idle_since=None)  # nothing could be read: no proof of idleness
+    applied = None
+    if spec.fallback is not None and fallen is not None and outcome.selector_ok:
+        applied = fallbacks.apply(spec.fallback, fallen, proposal=outcome.replicas, current_replicas=current)
+    if applied is not None:
+        notes.insert(0, applied.reason)
+    if outcome.replicas is None and applied is not None:
+        outcome = replace(outcome, replicas=applied.proposal, metric=FALLBACK_PROPOSER)
     if outcome.replicas is None:
         message = outcome.error or "no metric could be computed"
         run.event(EventType.WARNING, EventReason.FAILED_COMPUTE_METRICS_REPLICAS, message)
@@ -338,7 +375,7 @@ def decide(
                 "failed to compute desired number of replicas based on listed metrics for "
                 f"{_reference(spec)}: {message}"
             ),
-            summary=_hold_summary(outcome) + _explain_extras(outcome.extras),
+            summary=_noted(_hold_summary(outcome) + _explain_extras(outcome.extras), notes),
             extra_metrics=outcome.extras,
         )
 
@@ -350,12 +387,24 @@ def decide(
         rescale_reason = f"{outcome.metric} above target"
     if proposal < current:
         rescale_reason = "All metrics below target"
+    floor = min_replicas
+    if spec.scale_to_zero is not None and found is not None:
+        if current == 0 and not found.is_active:
+            proposal, rescale_reason = 0, ""  # leaves 0 only above an activation threshold
+            notes.insert(0, "stays at zero: no metric above its activation threshold")
+        elif current == 0:
+            proposal = max(proposal, 1)
+            rescale_reason = "activated from zero: " + ", ".join(found.active)
+        else:
+            floor = max(min_replicas, 1)  # above 0, only the cooldown goes below 1
+    if applied is not None and applied.proposal is not None:
+        proposal, rescale_reason = applied.proposal, applied.reason
     recommendations = state.recommendations or ()
     if spec.behavior is None:
         normalized = normalize_legacy(
             current_replicas=current,
             proposal=proposal,
-            min_replicas=min_replicas,
+            min_replicas=floor,
             max_replicas=spec.max_replicas,
             recommendations=recommendations,
             settings=settings,
@@ -365,7 +414,7 @@ def decide(
         normalized = normalize_with_behaviors(
             current_replicas=current,
             proposal=proposal,
-            min_replicas=min_replicas,
+            min_replicas=floor,
             max_replicas=spec.max_replicas,
             behavior=spec.behavior,
             state=state,
@@ -384,6 +433,13 @@ def decide(
         # Back from a zero the autoscaler set, after minReplicas was raised: never below the new minimum.
         desired = min_replicas
         rescale_reason = rescale_reason or "Current number of replicas below Spec.MinReplicas"
+    if spec.scale_to_zero is not None and found is not None:
+        if current == 0 and found.is_active and applied is None:
+            desired = max(desired, 1)  # activation leaves 0 whatever the scale-up policies allow
+        elif current > 0 and applied is None and zeros.cooled_down(spec.scale_to_zero, found):
+            desired = spec.scale_to_zero.idle_replicas
+            idle = "scaled to zero" if desired == 0 else f"scaled to the idle count {desired}"
+            rescale_reason = f"{idle}: " + zeros.explain(spec.scale_to_zero, found)
     computed = _Computed(
         results=outcome.results,
         invalid=outcome.invalid,
@@ -403,7 +459,38 @@ def decide(
         computed=computed,
         zero=zero,
         last_scale_time=last_scale_time,
+        notes=notes,
     )
+
+
+def _noted(summary: str, notes: Sequence[str]) -> str:
+    """A summary with what the extensions did appended ("...; fallback hold for metric 0 (queue), ...")."""
+    return "; ".join([summary, *notes]) if notes else summary
+
+
+def _fallback_report(run: _Reconcile, rules: fallbacks.Fallback, prepared: fallbacks.Prepared) -> None:
+    """The FallbackActive condition and the FallbackStarted / FallbackEnded events of this evaluation."""
+    for item in prepared.per_metric:
+        if item.started:
+            run.event(EventType.WARNING, EventReason.FALLBACK_STARTED, fallbacks.explain(rules, item))
+        if item.ended:
+            run.event(
+                EventType.NORMAL,
+                EventReason.FALLBACK_ENDED,
+                f"fallback {rules.action} for {item.name} ended: the metric is readable again",
+            )
+    active = prepared.active
+    if active:
+        reason = "Fallback" + str(rules.action)[0].upper() + str(rules.action)[1:]
+        message = "; ".join(fallbacks.explain(rules, m) for m in active)
+        run.condition(ConditionType.FALLBACK_ACTIVE, "True", reason, message)
+    else:
+        run.condition(
+            ConditionType.FALLBACK_ACTIVE,
+            "False",
+            "MetricsReadable",
+            f"no metric has failed {rules.failure_threshold} evaluations in a row",
+        )
 
 
 def _finish(
@@ -418,6 +505,7 @@ def _finish(
     zero: ZeroRules,
     last_scale_time: datetime | None,
     summary: str = "",
+    notes: Sequence[str] = (),
 ) -> Decision:
     """The tail of reconcileAutoscaler: the scale write (when `desired` differs), its event and conditions,
     and setStatus. `computed` is None on the paths that decide without metrics."""
@@ -469,8 +557,21 @@ def _finish(
         status=StatusUpdate(current, desired, last_scale_time, statuses),
         state=state,
         error=computed.error if computed else None,
-        summary=(summary or _summary(current, desired, rescale_reason, normalized, proposal))
-        + _explain_extras(computed.extras if computed else ()),
+        summary=_noted(
+            (
+                summary
+                or _summary(
+                    current,
+                    desired,
+                    rescale_reason,
+                    normalized,
+                    proposal,
+                    computed.proposing_metric if computed else "",
+                )
+            )
+            + _explain_extras(computed.extras if computed else ()),
+            notes,
+        ),
         extra_metrics=computed.extras if computed else (),
     )
 
@@ -643,10 +744,12 @@ def _explain_extras(extras: tuple[ExtraResult, ...]) -> str:
     return "".join(f"; {extra.explanation}" for extra in extras)
 
 
-def _summary(current: int, desired: int, reason: str, normalized: Normalized | None, proposal: int | None) -> str:
+def _summary(
+    current: int, desired: int, reason: str, normalized: Normalized | None, proposal: int | None, proposer: str = ""
+) -> str:
     if normalized is None:
         return f"{current} -> {desired}: {reason}" if desired != current else f"stay at {current}"
-    parts = [f"metrics propose {proposal}"]
+    parts = [f"the fallback proposes {proposal}" if proposer == FALLBACK_PROPOSER else f"metrics propose {proposal}"]
     stab = normalized.stabilization
     if stab.stabilized != stab.proposal:
         parts.append(f"stabilized to {stab.stabilized} ({stab.reason})")
@@ -723,7 +826,7 @@ def failed_rescale(
         decision,
         conditions=tuple(kept),
         events=tuple(events),
-        state=BehaviorState(decision.state.recommendations, state.scale_up_events, state.scale_down_events),
+        state=replace(decision.state, scale_up_events=state.scale_up_events, scale_down_events=state.scale_down_events),
         status=replace(decision.status, desired_replicas=previous_desired_replicas, last_scale_time=last_scale_time),
         error=f"failed to rescale {reference}: {error}",
         summary=f"{decision.summary} (the scale write failed: {error})",
@@ -767,7 +870,7 @@ def dry_run(
         decision,
         conditions=tuple(able),
         events=tuple(events),
-        state=BehaviorState(decision.state.recommendations, state.scale_up_events, state.scale_down_events),
+        state=replace(decision.state, scale_up_events=state.scale_up_events, scale_down_events=state.scale_down_events),
         status=replace(decision.status, last_scale_time=last_scale_time),
         summary=f"dry run: {decision.summary} (not written)",
     )

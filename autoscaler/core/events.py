@@ -40,6 +40,9 @@ class EventReason(StrEnum):
     SCALING_PAUSED = "ScalingPaused"
     SCALING_RESUMED = "ScalingResumed"
     INVALID_PAUSE_ANNOTATION = "InvalidPauseAnnotation"
+    # Not the HPA's: a metric's fallback started or ended (core/fallback.py).
+    FALLBACK_STARTED = "FallbackStarted"
+    FALLBACK_ENDED = "FallbackEnded"
 
 
 # The FailedGet*Metric reason per metric source type, as computeReplicasForMetric picks it.

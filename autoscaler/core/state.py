@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from autoscaler.core.formats import format_time, parse_time
-from autoscaler.core.types import BehaviorState, Recommendation, ScaleEvent
+from autoscaler.core.types import BehaviorState, MetricHealth, Recommendation, ScaleEvent
 
 
 def behavior_state_to_json(state: BehaviorState) -> dict[str, Any]:
@@ -23,7 +24,7 @@ def behavior_state_to_json(state: BehaviorState) -> dict[str, Any]:
             for e in items
         ]
 
-    return {
+    document: dict[str, Any] = {
         "recommendations": (
             [{"replicas": r.replicas, "timestamp": format_time(r.timestamp)} for r in state.recommendations]
             if state.recommendations is not None
@@ -32,6 +33,36 @@ def behavior_state_to_json(state: BehaviorState) -> dict[str, Any]:
         "scaleUpEvents": events(state.scale_up_events),
         "scaleDownEvents": events(state.scale_down_events),
     }
+    # The extensions' keys only when they hold something: the HPA path's document is unchanged.
+    if state.metric_health:
+        document["metricHealth"] = [_health_to_json(h) for h in state.metric_health]
+    if state.idle_since is not None:
+        document["idleSince"] = format_time(state.idle_since)
+    return document
+
+
+def _health_to_json(health: MetricHealth) -> dict[str, Any]:
+    item: dict[str, Any] = {"metric": health.key, "failures": health.failures}
+    if health.last_good is not None and health.last_good_time is not None:
+        item["lastGood"] = {"milliValue": health.last_good, "time": format_time(health.last_good_time)}
+    return item
+
+
+def _health_from_json(item: Any, field: str) -> MetricHealth:
+    if not isinstance(item, Mapping) or not isinstance(item.get("metric"), str):
+        raise ValueError(f"{field}: {item!r} is not a metric's health (a mapping with a string `metric`)")
+    good = item.get("lastGood")
+    if good is not None and not isinstance(good, Mapping):
+        raise ValueError(f"{field}.lastGood: {good!r} is not a mapping")
+    value = good.get("milliValue") if good else None
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+        raise ValueError(f"{field}.lastGood.milliValue: {value!r} is not an integer")
+    return MetricHealth(
+        key=item["metric"],
+        failures=_count(item.get("failures", 0), f"{field}.failures", minimum=0),
+        last_good=value,
+        last_good_time=parse_time(good["time"]) if good else None,
+    )
 
 
 def _count(value: Any, field: str, *, minimum: int) -> int:
@@ -78,6 +109,10 @@ def behavior_state_from_json(data: Mapping[str, Any] | None) -> BehaviorState:
         ),
         scale_up_events=events(data.get("scaleUpEvents"), "scaleUpEvents"),
         scale_down_events=events(data.get("scaleDownEvents"), "scaleDownEvents"),
+        metric_health=tuple(
+            _health_from_json(item, f"metricHealth[{i}]") for i, item in enumerate(data.get("metricHealth") or ())
+        ),
+        idle_since=parse_time(data["idleSince"]) if data.get("idleSince") else None,
     )
 
 
@@ -148,7 +183,7 @@ def restore_conservatively(
         Recommendation(rec.replicas, until) if newest[rec.replicas] == i else rec
         for i, rec in enumerate(state.recommendations)
     )
-    return BehaviorState(restamped, state.scale_up_events, state.scale_down_events)
+    return replace(state, recommendations=restamped)
 
 
 def compact_recommendations(state: BehaviorState) -> BehaviorState:
@@ -168,4 +203,4 @@ def compact_recommendations(state: BehaviorState) -> BehaviorState:
     if len(newest) == len(recs):
         return state
     kept = sorted(newest.values())
-    return BehaviorState(tuple(recs[i] for i in kept), state.scale_up_events, state.scale_down_events)
+    return replace(state, recommendations=tuple(recs[i] for i in kept))

@@ -13,8 +13,10 @@ from datetime import datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the extensions' own modules import this one
+    from autoscaler.core.fallback import Fallback
     from autoscaler.core.queue import ExtraMetrics
+    from autoscaler.core.zero import ScaleToZero
 
 # --------------------------------------------------------------------------------------------------------
 # The autoscaler spec (autoscaling/v2 HorizontalPodAutoscalerSpec, in the core's terms)
@@ -163,6 +165,9 @@ class AutoscalerSpec:
     missing_pods: MissingPods = MissingPods.REBALANCE
     # Drain time and formula proposals beside the metrics (core/queue.py); None: the HPA's metrics alone.
     extra_metrics: ExtraMetrics | None = None
+    # Extensions beyond the HPA (None: the HPA's path, unchanged).
+    scale_to_zero: ScaleToZero | None = None  # core/zero.py: opts in to scaling to and from zero
+    fallback: Fallback | None = None  # core/fallback.py: what a metric's repeated failure does
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -353,12 +358,30 @@ class ScaleEvent:
 
 
 @dataclass(frozen=True, slots=True)
+class MetricHealth:
+    """One metric's memory for `fallback`: consecutive failed evaluations, the last good value and its time.
+
+    `key` is the metric's identity (core/fallback.py `metric_key`); `last_good` is in milli-units, as
+    `fallback.observed_value` reads it.
+    """
+
+    key: str
+    failures: int = 0
+    last_good: int | None = None
+    last_good_time: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class BehaviorState:
     """`recommendations` None means "never reconciled": the HPA then records the current count first."""
 
     recommendations: tuple[Recommendation, ...] | None = None
     scale_up_events: tuple[ScaleEvent, ...] = ()
     scale_down_events: tuple[ScaleEvent, ...] = ()
+    # Extensions (empty on the HPA's path): per-metric failure memory (fallback) and the start of the current
+    # idle stretch (scaleToZero's cooldown).
+    metric_health: tuple[MetricHealth, ...] = ()
+    idle_since: datetime | None = None
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -371,6 +394,7 @@ class ConditionType(StrEnum):
     SCALING_ACTIVE = "ScalingActive"
     SCALING_LIMITED = "ScalingLimited"
     SCALED_TO_ZERO = "ScaledToZero"
+    FALLBACK_ACTIVE = "FallbackActive"  # an extension: a metric's fallback is in force (core/fallback.py)
 
 
 @dataclass(frozen=True, slots=True)

@@ -163,6 +163,11 @@ class Observer:
             "autoscaler_target_last_evaluation_timestamp_seconds", "When a target was last evaluated (Unix time).",
             TARGET_LABELS, registry=r,
         )  # fmt: skip
+        self.fallback_active = Gauge(
+            "autoscaler_target_fallback_active",
+            "1 while a metric's fallback is in force (the FallbackActive condition True), else 0.",
+            TARGET_LABELS, registry=r,
+        )  # fmt: skip
         self.scale_writes = Counter(
             "autoscaler_scale_writes_total", "Scale writes made for a target.", TARGET_LABELS, registry=r
         )
@@ -284,6 +289,9 @@ class Observer:
                 if value is not None:
                     self.metric_value.labels(*labels).set(value)
                     series.add((self.metric_value, labels))
+            fallback = next((c for c in decision.conditions if c.type == ConditionType.FALLBACK_ACTIVE), None)
+            self.fallback_active.labels(ns, name).set(1 if fallback is not None and fallback.status == "True" else 0)
+            series.add((self.fallback_active, (ns, name)))
         self.decision_info.labels(ns, name, reason).set(1)
         series.add((self.decision_info, (ns, name, reason)))
         self.last_evaluation.labels(ns, name).set(evaluated_at)

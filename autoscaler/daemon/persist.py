@@ -151,6 +151,14 @@ def _recorded_values(state: Any) -> frozenset[Any] | None:
     return frozenset(r.get("replicas") for r in recs if isinstance(r, Mapping))
 
 
+def _failing(state: Mapping[str, Any]) -> frozenset[Any]:
+    """The metrics with a failure count above 0 in a stored behaviour state."""
+    items = state.get("metricHealth")
+    if not isinstance(items, list):
+        return frozenset()
+    return frozenset(h.get("metric") for h in items if isinstance(h, Mapping) and h.get("failures"))
+
+
 def write_reason(
     saved: Mapping[str, Any] | None,
     wanted: Mapping[str, Any],
@@ -163,8 +171,9 @@ def write_reason(
     """Why the status document `wanted` must be stored now, given the one stored (`saved`); "" when it may wait.
 
     At once: a first write, and any change of a field users or the HPA's semantics read (replicas, desired,
-    conditions, lastScaleTime, observedGeneration, reference, which metrics have a value, scale events, and the
-    SET of recorded recommendation values, so a recommendation not stored always has a stored value). Metric
+    conditions, lastScaleTime, observedGeneration, reference, which metrics have a value, scale events, the
+    SET of recorded recommendation values, so a recommendation not stored always has a stored value, the idle
+    stretch's start and the set of failing metrics). Metric
     values, the TARGETS text and recommendation timestamps alone wait for the target's next refresh after
     `saved_at` (the newest stored recommendation): `core.state.refresh_due`, at most `refresh_seconds` later,
     spread over the period by the target's `offset` (`core.state.refresh_offset`);
@@ -189,6 +198,12 @@ def write_reason(
             return f"{key} changed"
     if _recorded_values(old_state) != _recorded_values(new_state):
         return "the recorded recommendation values changed"
+    # Extensions: scaleToZero's idle stretch, and which metrics are failing (fallback), are stored at once; a
+    # failure count, a last good value and its time wait (restored older, they only delay a fallback).
+    if old_state.get("idleSince") != new_state.get("idleSince"):
+        return "idleSince changed"
+    if _failing(old_state) != _failing(new_state):
+        return "the failing metrics changed"
     if saved_at is None or now >= refresh_due(saved_at, refresh_seconds=refresh_seconds, offset=offset):
         return "refresh"
     return ""

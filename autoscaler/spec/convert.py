@@ -45,7 +45,10 @@ KEDA_TARGET_API_VERSION = "apps/v1"
 KEDA_TARGET_KIND = "Deployment"
 MAX_SYNC_PERIOD_SECONDS = 3600
 
-SCALE_TO_ZERO_LATER = "carried over when scale-to-zero lands"
+KEDA_COOLDOWN_SECONDS = 300  # cooldownPeriod's default
+KEDA_FALLBACK_FAILURES = 3  # fallback.failureThreshold's default
+# KEDA's fallback.behavior and the fallback action that does the same here.
+KEDA_FALLBACK_BEHAVIORS = {"static": "replicas", "currentReplicasIfHigher": "scaleUpOnly", "currentReplicas": "hold"}
 KEDA_SPEC_FIELDS = frozenset(
     {
         "scaleTargetRef", "pollingInterval", "cooldownPeriod", "initialCooldownPeriod", "idleReplicaCount",
@@ -128,6 +131,8 @@ class _Builder:
     def __init__(self) -> None:
         self.problems: list[Problem] = []
         self.notices: list[Notice] = []
+        # Each prometheus trigger's activationThreshold: (its field path, the metric it became, the quantity).
+        self.activations: list[tuple[str, dict[str, Any], str]] = []
 
     def fail(self, field: str, message: str) -> None:
         self.problems.append((field, message))
@@ -243,8 +248,8 @@ class _Builder:
         if spec.get("minReplicas") == 0:
             self.note(
                 field,
-                "0 scales to and from zero only with the HPAScaleToZero feature gate on "
-                "(controller.featureGates.HPAScaleToZero: true in the daemon settings); without it, set minReplicas: 1",
+                "0 in a PrometheusAutoscaler scales to and from zero whatever the HPAScaleToZero feature gate, with "
+                "scaleToZero's defaults (a 300 s cooldown, idle at 0; docs/spec.md); an HPA needs the gate",
             )
 
     # --- KEDA ScaledObject -------------------------------------------------------------------------------
@@ -260,24 +265,62 @@ class _Builder:
         spec: dict[str, Any] = {"scaleTargetRef": self._keda_target(raw)}
         metrics = self._triggers(raw.get("triggers"))
         minimum = self._count(raw, "minReplicaCount", KEDA_MIN_REPLICAS)
-        if minimum == 0 and not any(m["type"] == "External" for m in metrics):
+        idle = self._count(raw, "idleReplicaCount", 0) if "idleReplicaCount" in raw else None
+        # KEDA scales to zero (or to idleReplicaCount, below minReplicaCount) when the triggers are inactive.
+        to_zero = minimum == 0 or (idle is not None and idle < minimum)
+        if to_zero and not any(m["type"] == "External" for m in metrics):
             self.note(
                 "spec.minReplicaCount",
-                f"{'absent (KEDA defaults to 0)' if 'minReplicaCount' not in raw else '0'}: scaling to zero needs an "
-                "Object or External metric, and this ScaledObject has no prometheus trigger; minReplicas is 1",
+                f"{'absent (KEDA defaults to 0)' if 'minReplicaCount' not in raw else minimum}: scaling to zero needs "
+                "an Object or External metric, and this ScaledObject has no prometheus trigger; minReplicas is "
+                f"{max(minimum, 1)}",
             )
-            minimum = 1
-        spec["minReplicas"] = minimum
+            minimum, to_zero = max(minimum, 1), False
+        spec["minReplicas"] = 0 if to_zero else minimum
         spec["maxReplicas"] = self._count(raw, "maxReplicaCount", KEDA_MAX_REPLICAS)
         if metrics:
             spec["metrics"] = metrics
-        if minimum == 0:
-            where = "spec.minReplicaCount"
-            if "minReplicaCount" not in raw:
-                self.note(where, "absent: KEDA's default is 0, kept as minReplicas: 0")
-            self._min_zero(spec, where)
+        if to_zero:
+            self._keda_zero(raw, spec, minimum=minimum, idle=idle)
+        else:
+            for key in ("cooldownPeriod", "idleReplicaCount"):
+                if key in raw:
+                    self.drop(
+                        f"spec.{key}",
+                        f"KEDA applies it only to scaling to zero, which this ScaledObject does not do "
+                        f"(minReplicaCount {minimum})",
+                    )
+        for path, metric, value in self.activations:
+            if to_zero:
+                metric["activationThreshold"] = value
+            else:
+                self.drop(path, "KEDA reads it only when scaling from zero, which this ScaledObject does not do")
         self._keda_rest(raw, spec)
         return spec
+
+    def _keda_zero(self, raw: dict[str, Any], spec: dict[str, Any], *, minimum: int, idle: int | None) -> None:
+        """minReplicaCount 0 (or idleReplicaCount below it): minReplicas 0 and a scaleToZero block."""
+        where = "spec.minReplicaCount"
+        if "minReplicaCount" not in raw:
+            self.note(where, "absent: KEDA's default is 0, kept as minReplicas: 0")
+        cooldown = raw.get("cooldownPeriod", KEDA_COOLDOWN_SECONDS)
+        if isinstance(cooldown, bool) or not isinstance(cooldown, int) or not 0 <= cooldown <= 86_400:
+            self.fail("spec.cooldownPeriod", f"must be an integer of seconds from 0 to 86400, not {cooldown!r}")
+            cooldown = KEDA_COOLDOWN_SECONDS
+        block: dict[str, Any] = {"cooldownSeconds": cooldown}
+        if idle:
+            block["idleReplicas"] = idle
+        spec["scaleToZero"] = block
+        self.note(
+            where,
+            "minReplicas: 0 with scaleToZero scales to and from zero whatever the HPAScaleToZero feature gate "
+            f"(cooldownSeconds {cooldown}: KEDA's cooldownPeriod{'' if 'cooldownPeriod' in raw else ' default'})",
+        )
+        if minimum > 1:
+            self.note(
+                where,
+                f"KEDA keeps at least {minimum} replicas while a trigger is active; here the least while active is 1",
+            )
 
     def _keda_target(self, raw: dict[str, Any]) -> dict[str, Any]:
         ref = self.section(raw, "scaleTargetRef", "spec.scaleTargetRef")
@@ -320,15 +363,13 @@ class _Builder:
                 )
             else:
                 spec["syncPeriodSeconds"] = interval
-        for key in ("cooldownPeriod", "initialCooldownPeriod", "idleReplicaCount"):
-            if key in raw:
-                self.drop(f"spec.{key}", f"KEDA applies it to scaling to and from zero; {SCALE_TO_ZERO_LATER}")
-        if "fallback" in raw:
+        if "initialCooldownPeriod" in raw:
             self.drop(
-                "spec.fallback",
-                "a metric that cannot be read holds the current count here (the HPA's rule: no scale-down on "
-                "missing data); there is no fallback replica count",
+                "spec.initialCooldownPeriod",
+                "no equivalent: a new target may go to zero once its metrics were idle for the whole cooldown",
             )
+        if "fallback" in raw:
+            self._keda_fallback(self.section(raw, "fallback", "spec.fallback"), spec)
         advanced = self.section(raw, "advanced", "spec.advanced")
         for key in advanced:
             field = f"spec.advanced.{key}"
@@ -347,6 +388,40 @@ class _Builder:
                 spec["behavior"] = copy.deepcopy(config["behavior"])
             else:
                 self.fail(field, "unknown field of horizontalPodAutoscalerConfig")
+
+    def _keda_fallback(self, raw: dict[str, Any], spec: dict[str, Any]) -> None:
+        """KEDA's fallback {failureThreshold, replicas, behavior} as the spec's fallback."""
+        for key in raw:
+            if key not in ("failureThreshold", "replicas", "behavior"):
+                self.fail(f"spec.fallback.{key}", "unknown field of a ScaledObject's fallback")
+        failures = raw.get("failureThreshold", KEDA_FALLBACK_FAILURES)
+        replicas = raw.get("replicas")
+        behavior = raw.get("behavior", "static")
+        if isinstance(failures, bool) or not isinstance(failures, int) or not 1 <= failures <= 1000:
+            self.fail("spec.fallback.failureThreshold", f"must be an integer from 1 to 1000, not {failures!r}")
+            return
+        if isinstance(replicas, bool) or not isinstance(replicas, int) or replicas < 0:
+            self.fail("spec.fallback.replicas", f"required: an integer of 0 or more, not {replicas!r}")
+            return
+        action = KEDA_FALLBACK_BEHAVIORS.get(behavior) if isinstance(behavior, str) else None
+        if action is None:
+            self.drop(
+                "spec.fallback.behavior",
+                f"{behavior!r} has no equivalent (a failed metric never scales down here); the fallback is hold",
+            )
+            action = "hold"
+        fallback: dict[str, Any] = {"failureThreshold": failures, "action": action}
+        if action != "hold":
+            maximum = spec.get("maxReplicas", KEDA_MAX_REPLICAS)
+            if replicas == 0 or replicas > maximum:
+                fixed = min(max(replicas, 1), maximum)
+                self.note(
+                    "spec.fallback.replicas",
+                    f"{replicas} is outside 1..maxReplicas ({maximum}); the fallback count is {fixed}",
+                )
+                replicas = fixed
+            fallback["replicas"] = replicas
+        spec["fallback"] = fallback
 
     def _triggers(self, triggers: Any) -> list[dict[str, Any]]:
         if not isinstance(triggers, list) or not triggers:
@@ -424,7 +499,7 @@ class _Builder:
             binding["server"] = name
             where = f"the server this metric names (metrics.servers.{name}.url: {address})"
         self.note(f"{path}.metadata.serverAddress", f"add {where} to the daemon settings")
-        self._prometheus_metadata(meta, path)
+        activation = self._prometheus_metadata(meta, path)
         given = trigger.get("name")
         metric_name = (
             given
@@ -432,19 +507,24 @@ class _Builder:
             else f"s{index}-prometheus"
         )
         target = {"type": kind, "value" if kind == "Value" else "averageValue": quantity}
-        return {
+        metric = {
             "type": "External",
             "external": {"metric": {"name": metric_name}, "target": target},
             "prometheus": binding,
         }
+        if activation is not None:
+            self.activations.append((f"{path}.metadata.activationThreshold", metric, activation))
+        return metric
 
-    def _prometheus_metadata(self, meta: dict[str, Any], path: str) -> None:
+    def _prometheus_metadata(self, meta: dict[str, Any], path: str) -> str | None:
+        """Notes on the metadata that is not carried; the activation threshold as a quantity, if any."""
+        activation = None
         for key in meta:
             field = f"{path}.metadata.{key}"
             if key in ("query", "threshold", "serverAddress"):
                 continue
             if key == "activationThreshold":
-                self.drop(field, f"KEDA activates (scales from zero) above it; {SCALE_TO_ZERO_LATER}")
+                activation = self._activation(meta[key], field)
             elif key == "ignoreNullValues":
                 if str(meta[key]).lower() != "false":
                     self._null_values(field)
@@ -459,6 +539,23 @@ class _Builder:
                 self.drop(field, "not a field of KEDA's prometheus trigger that this conversion knows")
         if "ignoreNullValues" not in meta:
             self._null_values(f"{path}.metadata.ignoreNullValues")
+        return activation
+
+    def _activation(self, value: Any, field: str) -> str | None:
+        """KEDA's activationThreshold (a string or a number) as a quantity of 0 or more."""
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            self.fail(field, f"must be a number of 0 or more, not {value!r}")
+            return None
+        text = str(value).strip()
+        try:
+            milli = milli_value(text)
+        except QuantityError:
+            self.fail(field, f"{value!r} is not a number")
+            return None
+        if milli < 0:
+            self.fail(field, f"must be 0 or more, not {value!r}")
+            return None
+        return text
 
     def _null_values(self, field: str) -> None:
         self.drop(
@@ -530,7 +627,11 @@ class _Builder:
             return
         for key in raw:
             if key == "activationTarget":
-                self.drop(f"{path}.{key}", f"KEDA activates (scales from zero) above it; {SCALE_TO_ZERO_LATER}")
+                self.drop(
+                    f"{path}.{key}",
+                    "KEDA activates (scales from zero) above it; here a formula is active while its value proposes a "
+                    "replica (above 0), with no threshold of its own",
+                )
             elif key not in ("formula", "target", "metricType"):
                 self.fail(f"{path}.{key}", "unknown field of KEDA's scalingModifiers")
         text, kind = raw.get("formula"), raw.get("metricType", "AverageValue")

@@ -49,6 +49,7 @@ from autoscaler.spec.fields import (
 from autoscaler.spec.prometheus import PrometheusBinding
 from autoscaler.spec.queue import DrainTimeSpec, FormulaSpec, extra_metrics_to_core
 from autoscaler.spec.shadow import DEFAULT_MODE, Mode, ShadowSpec
+from autoscaler.spec.zero import FallbackModel, ScaleToZeroModel, fallback_to_core, scale_to_zero_to_core
 
 # The CRD bounds the strings and lists its CEL rules read, so the API server's cost estimate of those rules
 # stays within its budget; the spec layer holds every spec to the same bounds (docs/spec.md).
@@ -266,6 +267,11 @@ class MetricSpec(_Model):
     # How the metric maps to PromQL (autoscaler/spec/prometheus.py, docs/metrics.md). Its cross-references
     # to the daemon settings (server and template names) are checked where the settings are known.
     prometheus: PrometheusBinding | None = Field(None, description="The metric's Prometheus binding.")
+    activation_threshold: NonNegativeQuantity | None = Field(
+        None,
+        alias="activationThreshold",
+        description="Scale to zero (an extension): 0 -> 1 only above it; to 0 only at or below it (default 0).",
+    )
 
     def member(self, name: str) -> MetricSource | None:
         """The member named as in YAML (`containerResource`), or None."""
@@ -346,6 +352,11 @@ class AutoscalerSpec(_Model):
     # Extra proposals beside the metrics (autoscaler/spec/queue.py, docs/spec.md "Drain time", "Formula").
     drain_time: DrainTimeSpec | None = Field(None, alias="drainTime", description="A queue's drain-time proposal.")
     formula: FormulaSpec | None = Field(None, description="A formula over named inputs, with its own target.")
+    # Extensions beyond the HPA (spec/zero.py; docs/spec.md).
+    scale_to_zero: ScaleToZeroModel | None = Field(
+        None, alias="scaleToZero", description="With minReplicas 0: scale to and from zero (an extension)."
+    )
+    fallback: FallbackModel | None = Field(None, description="What a metric's repeated failure does (an extension).")
 
 
 # Pydantic's errors for a value of the wrong JSON type, an unknown field, and the spec layer's own for a
@@ -520,4 +531,6 @@ def to_core(model: AutoscalerSpec) -> core.AutoscalerSpec:
         scale_target_ref=_ref(model.scale_target_ref),
         missing_pods=core.MissingPods(model.missing_pods),
         extra_metrics=extra,
+        scale_to_zero=scale_to_zero_to_core(model),
+        fallback=fallback_to_core(model.fallback),
     )

@@ -23,6 +23,7 @@ from autoscaler.spec.fields import ObjectName
 from autoscaler.spec.hpa import AutoscalerSpec, to_core
 from autoscaler.spec.shadow import metadata_pause
 from autoscaler.spec.validation import load_spec
+from autoscaler.spec.zero import ScaleToZeroModel
 
 GROUP = "autoscaler.dev"
 CRD_API_VERSION = f"{GROUP}/v1alpha1"
@@ -31,7 +32,7 @@ HPA_API_VERSION = "autoscaling/v2"
 HPA_KIND = "HorizontalPodAutoscaler"
 KINDS = {CRD_KIND: CRD_API_VERSION, HPA_KIND: HPA_API_VERSION}
 # The daemon's spec fields: a PrometheusAutoscaler has them, an autoscaling/v2 HPA does not.
-CRD_ONLY_FIELDS = ("syncPeriodSeconds", "dryRun", "mode", "shadow", "drainTime", "formula")
+CRD_ONLY_FIELDS = ("syncPeriodSeconds", "dryRun", "mode", "shadow", "drainTime", "formula", "scaleToZero", "fallback")
 
 
 class _Meta(BaseModel):
@@ -66,6 +67,9 @@ class Autoscaler:
     spec: core.AutoscalerSpec
     # The pause the object's own annotations ask for (autoscaler.dev/paused, autoscaler.dev/paused-replicas).
     pause: Pause | None = None
+    # minReplicas 0 without a scaleToZero block, opted in with its defaults (a PrometheusAutoscaler's rule):
+    # as a new object, the API server's HPA rules still refuse it unless the HPAScaleToZero gate is on.
+    implicit_scale_to_zero: bool = False
 
 
 def describe(obj: Any) -> str:
@@ -124,12 +128,22 @@ def load_autoscaler(obj: Any, *, scale_to_zero: bool, stored: bool = True, sourc
             for field in CRD_ONLY_FIELDS
             if field in obj["spec"]
         ]
+        problems += [
+            (f"spec.metrics[{i}].activationThreshold", f"unknown field: a {HPA_KIND} has none (a {CRD_KIND} has)")
+            for i, metric in enumerate(spec.metrics or ())
+            if metric.activation_threshold is not None
+        ]
     pause = None
     if model is not None:
         pause, pause_problems = metadata_pause(model.metadata.annotations, source=describe(obj))
         problems += pause_problems
     if problems or model is None or spec is None:
         raise SpecError(problems, source=source)
+    implicit = kind == CRD_KIND and spec.min_replicas == 0 and spec.scale_to_zero is None
+    if implicit:
+        # A PrometheusAutoscaler's minReplicas 0 opts in to scaling to and from zero whatever the HPAScaleToZero
+        # gate, with the defaults (docs/spec.md); written into the model so a decision snapshot carries it.
+        spec = spec.model_copy(update={"scale_to_zero": ScaleToZeroModel()})
     return Autoscaler(
         api_version=model.api_version,
         kind=model.kind,
@@ -138,4 +152,5 @@ def load_autoscaler(obj: Any, *, scale_to_zero: bool, stored: bool = True, sourc
         model=spec,
         spec=to_core(spec),
         pause=pause,
+        implicit_scale_to_zero=implicit,
     )

@@ -177,12 +177,28 @@ class ScaleEventModel(_Strict):
     outdated: bool = False
 
 
+class LastGoodModel(_Strict):
+    milli_value: int = Field(alias="milliValue", description="The last good value, in milli-units.")
+    time: Time
+
+
+class MetricHealthModel(_Strict):
+    """One metric's fallback memory (core/fallback.py): consecutive failures and the last good value."""
+
+    metric: str
+    failures: int = Field(0, ge=0)
+    last_good: LastGoodModel | None = Field(None, alias="lastGood")
+
+
 class BehaviorStateModel(_Strict):
     recommendations: list[RecommendationModel] | None = Field(
         None, description="Past proposals; null (or absent) means the target was never reconciled."
     )
     scale_up_events: list[ScaleEventModel] = Field(default_factory=list, alias="scaleUpEvents")
     scale_down_events: list[ScaleEventModel] = Field(default_factory=list, alias="scaleDownEvents")
+    # Extensions: fallback's per-metric memory and scaleToZero's idle stretch (docs/snapshot.md).
+    metric_health: list[MetricHealthModel] = Field(default_factory=list, alias="metricHealth")
+    idle_since: Time | None = Field(None, alias="idleSince")
 
     def to_core(self) -> core.BehaviorState:
         return behavior_state_from_json(self.model_dump(by_alias=True))

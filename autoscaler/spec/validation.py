@@ -36,6 +36,7 @@ from autoscaler.spec.hpa import (
     parse_spec,
 )
 from autoscaler.spec.shadow import shadow_problems
+from autoscaler.spec.zero import problems as zero_problems
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +58,9 @@ class ValidationOptions:
 
 def validation_options(new: AutoscalerSpec, old: AutoscalerSpec | None, *, scale_to_zero: bool) -> ValidationOptions:
     """validationOptionsForHorizontalPodAutoscaler: `old` is None on create, the stored spec on update."""
-    lower_bound = 0 if scale_to_zero or (old is not None and old.min_replicas == 0) else 1
+    # A spec's scaleToZero opts in to minReplicas 0 whatever the gate (an extension, spec/zero.py).
+    opted_in = known(new.scale_to_zero) and new.scale_to_zero is not None
+    lower_bound = 0 if scale_to_zero or opted_in or (old is not None and old.min_replicas == 0) else 1
     ref = new.scale_target_ref
     identity = _identity(ref)
     same_ref = old is not None and identity is not None and _identity(old.scale_target_ref) == identity
@@ -259,7 +262,7 @@ def load_spec(
     rules: list[Problem] = []
     if spec is not None and api_rules:
         options = validation_options(spec, spec if stored else None, scale_to_zero=scale_to_zero)
-        rules = validate_spec(spec, options=options, path=path)
+        rules = validate_spec(spec, options=options, path=path) + zero_problems(spec, path=path)
     elif spec is not None:
         rules = [
             problem

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -28,6 +28,7 @@ from autoscaler.core.types import (
     Scale,
     Settings,
 )
+from autoscaler.core.zero import ScaleToZero
 
 NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
 SELECTOR = "app=worker"
@@ -294,10 +295,11 @@ class Worker:
     last_scale_time: datetime | None = None
     min_replicas: int = 1
     settings: Settings = field(default_factory=Settings)
+    scale_to_zero: ScaleToZero | None = None
 
     def tick(self, *inputs: MetricInput) -> Decision:
         decision = decide(
-            spec=spec(self.extra, min_replicas=self.min_replicas),
+            spec=replace(spec(self.extra, min_replicas=self.min_replicas), scale_to_zero=self.scale_to_zero),
             scale=Scale(self.replicas, self.replicas, SELECTOR),
             pods=pods(self.replicas),
             metrics=[],
@@ -350,6 +352,26 @@ def test_story_a_five_minute_prometheus_outage_never_scales_down() -> None:
     assert decision.desired_replicas == busy and "throughput per replica unknown" in decision.summary
     # Prometheus is back: the drain time decides again.
     assert worker.tick(value(30), value(5 * busy)).metric_proposal == 1
+
+
+def test_story_scale_to_zero_reads_the_drain_time_as_activity_never_an_outage_as_idleness() -> None:
+    """With scaleToZero and only a drain time, the backlog is the activity: a backlog keeps the worker up, a
+    failed backlog is no proof of idleness, and only a whole cooldown of empty queue brings it to zero."""
+    worker = Worker(DRAIN, replicas=2, min_replicas=0, scale_to_zero=ScaleToZero(cooldown_seconds=300))
+    for _ in range(20):  # 300 s of backlog: never idle
+        decision = worker.tick(value(600), value(10))
+        assert "active: drain time proposes" in decision.summary and worker.replicas >= 1
+    for _ in range(10):  # the backlog cannot be read for 150 s: the idle stretch never starts
+        decision = worker.tick(FAILED, value(10))
+        assert "not idle: unreadable drain time" in decision.summary and worker.replicas >= 1
+    ticks = 0
+    while worker.replicas > 0:  # an empty queue: zero only after the whole cooldown
+        decision = worker.tick(value(0), value(0))
+        ticks += 1
+        assert ticks <= 40, decision.summary
+    assert ticks * 15 > 300 and "scaled to zero" in decision.rescale_reason
+    woken = worker.tick(value(50), ExternalReading((), worker.now))  # work again: back to one
+    assert woken.desired_replicas == 1 and worker.replicas == 1
 
 
 def test_story_from_zero_to_one_when_work_arrives_then_to_the_drain_count() -> None:

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
-from autoscaler.spec.convert import SCALE_TO_ZERO_LATER, Conversion, convert
+from autoscaler.spec.convert import Conversion, convert
 from autoscaler.spec.errors import SpecError
 from autoscaler.spec.files import load_spec_text
 
@@ -162,8 +162,29 @@ KEDA = [
     pytest.param(scaled_object(trigger()),
                  {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "worker"},
                   "minReplicas": 0, "maxReplicas": 100,
-                  "metrics": [QUEUE]},
-                 id="one trigger, KEDA's defaults (Deployment apps/v1, 0 to 100, AverageValue)"),
+                  "metrics": [QUEUE], "scaleToZero": {"cooldownSeconds": 300}},
+                 id="one trigger, KEDA's defaults (Deployment apps/v1, 0 to 100, AverageValue, a 300 s cooldown)"),
+    pytest.param(scaled_object(trigger(metadata={"activationThreshold": 5}), trigger("sum(lag)", 7, name="lag"),
+                               minReplicaCount=2, idleReplicaCount=0, cooldownPeriod=45, maxReplicaCount=10,
+                               fallback={"failureThreshold": 4, "replicas": 3, "behavior": "currentReplicasIfHigher"}),
+                 {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "worker"},
+                  "minReplicas": 0, "maxReplicas": 10,
+                  "metrics": [{**QUEUE, "activationThreshold": "5"},
+                              external("lag", "sum(lag)", {"type": "AverageValue", "averageValue": "7"})],
+                  "scaleToZero": {"cooldownSeconds": 45},
+                  "fallback": {"failureThreshold": 4, "action": "scaleUpOnly", "replicas": 3}},
+                 id="idle at 0 below minReplicaCount 2, an activation threshold, a cooldown, fallback if higher"),
+    pytest.param(scaled_object(trigger(), minReplicaCount=1, maxReplicaCount=4, fallback={"replicas": 6}),
+                 {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "worker"},
+                  "minReplicas": 1, "maxReplicas": 4, "metrics": [QUEUE],
+                  "fallback": {"failureThreshold": 3, "action": "replicas", "replicas": 4}},
+                 id="fallback static (KEDA's default behaviour) above maxReplicaCount: the fixed count at the max"),
+    pytest.param(scaled_object(trigger(), minReplicaCount=1, fallback={"failureThreshold": 2, "replicas": 2,
+                                                                         "behavior": "currentReplicas"}),
+                 {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "worker"},
+                  "minReplicas": 1, "maxReplicas": 100, "metrics": [QUEUE],
+                  "fallback": {"failureThreshold": 2, "action": "hold"}},
+                 id="fallback currentReplicas: hold"),
     pytest.param(scaled_object(trigger(metricType="Value", threshold=100.5, name="rps"),
                                trigger("sum(lag)", 7, metadata={"serverAddress": "http://thanos:9090"}),
                                scaleTargetRef={"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout", "name": "w"},
@@ -270,16 +291,12 @@ NOT_CARRIED = {
     "metadata.annotations.autoscaling.keda.sh/paused-replicas": "spec.dryRun",
     "metadata.annotations.scaledobject.keda.sh/transfer-hpa-ownership": "KEDA annotation",
     "spec.scaleTargetRef.envSourceContainerName": "environment",
-    "spec.cooldownPeriod": SCALE_TO_ZERO_LATER,
-    "spec.initialCooldownPeriod": SCALE_TO_ZERO_LATER,
-    "spec.idleReplicaCount": SCALE_TO_ZERO_LATER,
-    "spec.fallback": "holds the current count",
+    "spec.initialCooldownPeriod": "no equivalent",
     "spec.advanced.restoreToOriginalReplicaCount": "leaves the replica count",
     "spec.advanced.scalingModifiers": "one prometheus query",
     "spec.advanced.horizontalPodAutoscalerConfig.name": "no HPA object",
     "spec.triggers[0].authenticationRef": "metrics.servers",
     "spec.triggers[0].useCachedMetrics": "once",
-    "spec.triggers[0].metadata.activationThreshold": SCALE_TO_ZERO_LATER,
     "spec.triggers[0].metadata.ignoreNullValues": "emptyAsZero",
     "spec.triggers[0].metadata.unsafeSsl": "tls.insecureSkipVerify",
     "spec.triggers[0].metadata.customHeaders": "headers",
@@ -383,14 +400,14 @@ def test_the_command_prints_objects_that_check_accepts(tmp_path: Path) -> None:
         f"{source}: document 2 (Deployment web): skipped: neither a HorizontalPodAutoscaler nor a ScaledObject" in lines
     )
     assert (
-        f"{source}: document 3 (ScaledObject jobs/worker): spec.cooldownPeriod: not carried over: KEDA applies it to "
-        f"scaling to and from zero; {SCALE_TO_ZERO_LATER}"
+        f"{source}: document 3 (ScaledObject jobs/worker): spec.initialCooldownPeriod: not carried over: no "
+        "equivalent: a new target may go to zero once its metrics were idle for the whole cooldown"
     ) in lines
     assert len([line for line in lines if "not carried over" in line]) == len(NOT_CARRIED)
     # The YAML output carries the same list as comments.
     assert (
-        f"# spec.cooldownPeriod: not carried over: KEDA applies it to scaling to and from zero; {SCALE_TO_ZERO_LATER}"
-        in proc.stdout
+        "# spec.initialCooldownPeriod: not carried over: no equivalent: a new target may go to zero once its metrics "
+        "were idle for the whole cooldown" in proc.stdout
     )
 
 

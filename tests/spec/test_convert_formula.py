@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from autoscaler.spec.convert import SCALE_TO_ZERO_LATER, convert
+from autoscaler.spec.convert import convert
 from autoscaler.spec.errors import SpecError
 from tests.spec.test_convert import _notices, _valid, scaled_object, trigger
 
@@ -47,7 +47,8 @@ def test_scaling_modifiers_become_a_formula_over_the_triggers_it_reads() -> None
     notices = _notices(conversion)
     assert notices["spec.advanced.scalingModifiers.activationTarget"] == (
         True,
-        f"KEDA activates (scales from zero) above it; {SCALE_TO_ZERO_LATER}",
+        "KEDA activates (scales from zero) above it; here a formula is active while its value proposes a replica "
+        "(above 0), with no threshold of its own",
     )
     assert notices["spec.advanced.scalingModifiers.formula"][0] is False
     assert "queue_depth, consumers" in notices["spec.advanced.scalingModifiers.formula"][1]

@@ -114,11 +114,20 @@ core_settings = st.builds(
     hpa_scale_to_zero=st.booleans(),
 )
 events = st.builds(core.ScaleEvent, st.integers(1, MAX_INT32), times, st.booleans())
+health = st.builds(
+    core.MetricHealth,
+    st.sampled_from(["External||||queue||", "Pods||||inflight||", "é ☃"]),
+    st.integers(0, 1000),
+    st.none() | milli_values,
+    st.none() | times,
+).filter(lambda h: (h.last_good is None) == (h.last_good_time is None))
 states = st.builds(
     core.BehaviorState,
     st.none() | st.lists(st.builds(core.Recommendation, st.integers(0, MAX_INT32), times), max_size=4).map(tuple),
     st.lists(events, max_size=3).map(tuple),
     st.lists(events, max_size=3).map(tuple),
+    st.lists(health, max_size=3).map(tuple),
+    st.none() | times,
 )
 conditions = st.lists(
     st.builds(
@@ -140,6 +149,15 @@ extensions = st.fixed_dictionaries(
         "syncPeriodSeconds": st.sampled_from([1, 15, 3600]),
         "dryRun": st.booleans(),
         "missingPods": st.sampled_from(["Rebalance", "Hold"]),
+        "scaleToZero": st.sampled_from([{}, {"cooldownSeconds": 0}, {"cooldownSeconds": 300, "idleReplicas": 1}]),
+        "fallback": st.sampled_from(
+            [
+                {},
+                {"action": "lastKnownGood", "stalenessSeconds": 60, "failureThreshold": 1},
+                {"action": "replicas", "replicas": 1, "failureThreshold": 2},
+                {"action": "scaleUpOnly", "replicas": 1},
+            ]
+        ),
     },
 )
 
