@@ -30,6 +30,22 @@ JSON = dict[str, Any]
 
 _SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _WORKLOADS = {("apps", "deployments"), ("apps", "statefulsets"), ("apps", "replicasets")}
+DELETION_COST_ANNOTATION = "controller.kubernetes.io/pod-deletion-cost"
+
+
+def deletion_cost_value(value: Any) -> int | None:
+    """GetDeletionCostFromPodAnnotations: an int32 in decimal with no leading zero or "+" sign, else None."""
+    if not isinstance(value, str) or not value:
+        return None
+    if not (value[0] == "-" or value == "0" or "1" <= value[0] <= "9"):
+        return None
+    try:
+        number = int(value, 10)
+    except ValueError:
+        return None
+    if not value.lstrip("-").isdigit() or not -(2**31) <= number <= 2**31 - 1:
+        return None
+    return number
 
 
 def random_suffix(length: int = 5) -> str:
@@ -136,6 +152,17 @@ def _validate(rtype: ResourceType, obj: JSON, old: JSON | None) -> None:
                 causes.append(("spec.selector", f"Invalid value: {err}"))
         if old is not None and selector != (old.get("spec") or {}).get("selector"):
             causes.append(("spec.selector", f"Invalid value: {selector}: field is immutable"))
+    if rtype.plural == "pods" and not rtype.group:
+        annotations = obj["metadata"].get("annotations") or {}
+        if (
+            DELETION_COST_ANNOTATION in annotations
+            and deletion_cost_value(annotations[DELETION_COST_ANNOTATION]) is None
+        ):
+            value = annotations[DELETION_COST_ANNOTATION]
+            causes.append((
+                f"metadata.annotations[{DELETION_COST_ANNOTATION}]",
+                f'Invalid value: "{value}": must be a 32bit integer',
+            ))  # fmt: skip
     if rtype.group == "events.k8s.io":
         for field in ("eventTime", "reportingController", "reportingInstance", "action", "reason"):
             if not obj.get(field):
