@@ -28,6 +28,9 @@ from autoscaler.core.errors import InvalidSpecError
 from autoscaler.core.events import Event, EventReason, EventType, failed_rescale_message, rescale_message
 from autoscaler.core.labels import SelectorSyntaxError, parse_selector
 from autoscaler.core.metric import MetricResult, MetricStatus, compute_metric, tolerances_for
+from autoscaler.core.rollout import adjusted as rollout_adjusted
+from autoscaler.core.rollout import rollout_count
+from autoscaler.core.rollout import status_replicas as rollout_status_replicas
 from autoscaler.core.types import (
     AutoscalerSpec,
     BehaviorState,
@@ -337,7 +340,7 @@ def decide(
         normalized=normalized,
         error=outcome.error,
     )
-    return _finish(
+    decision = _finish(
         run,
         spec,
         state=state,
@@ -348,6 +351,7 @@ def decide(
         zero=zero,
         last_scale_time=last_scale_time,
     )
+    return replace(decision, summary=f"{decision.summary}; {outcome.note}") if outcome.note else decision
 
 
 def _finish(
@@ -425,6 +429,7 @@ class _MetricsOutcome:
     invalid: int
     error: str | None
     selector_ok: bool
+    note: str = ""  # what an extension did to the proposals (rollout-aware counting)
 
 
 def _compute_metrics(
@@ -461,6 +466,8 @@ def _compute_metrics(
         return _MetricsOutcome(None, "", (), 0, message, False)
 
     tolerances = tolerances_for(spec, settings)
+    rollout = rollout_count(pods, scale.spec_replicas) if spec.rollout_aware else None  # core/rollout.py
+    status_replicas = rollout_status_replicas(rollout, scale.status_replicas) if rollout else scale.status_replicas
     results: list[MetricResult] = []
     replicas = 0
     metric_name = ""
@@ -472,13 +479,15 @@ def _compute_metrics(
             metric_spec,
             reading,
             spec_replicas=scale.spec_replicas,
-            status_replicas=scale.status_replicas,
+            status_replicas=status_replicas,
             pods=pods,
             tolerances=tolerances,
             settings=settings,
             now=now,
             missing_pods=spec.missing_pods,
         )
+        if rollout is not None:
+            result = rollout_adjusted(result, rollout)
         results.append(result)
         if result.error is not None:
             assert result.error_reason is not None
@@ -513,7 +522,8 @@ def _compute_metrics(
         "ValidMetricFound",
         f"the HPA was able to successfully calculate a replica count from {metric_name}",
     )
-    return _MetricsOutcome(replicas, metric_name, tuple(results), invalid, error, True)
+    note = rollout.describe() if rollout is not None and rollout.surplus else ""
+    return _MetricsOutcome(replicas, metric_name, tuple(results), invalid, error, True, note)
 
 
 def _statuses(results: tuple[MetricResult, ...], selector_ok: bool) -> tuple[MetricStatus | None, ...] | None:

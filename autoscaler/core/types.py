@@ -11,6 +11,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the extension modules import this one
+    from autoscaler.core.deletion_cost import PodDeletionCost
 
 # --------------------------------------------------------------------------------------------------------
 # The autoscaler spec (autoscaling/v2 HorizontalPodAutoscalerSpec, in the core's terms)
@@ -157,6 +161,11 @@ class AutoscalerSpec:
     behavior: Behavior | None = None
     scale_target_ref: ObjectReference = ObjectReference(kind="", name="")
     missing_pods: MissingPods = MissingPods.REBALANCE
+    # Extensions (None / False: the HPA's path, unchanged).
+    # Surge pods of a rollout do not inflate the count (core/rollout.py).
+    rollout_aware: bool = False
+    # Before a scale-down, pods get a pod-deletion-cost from a per-pod metric (core/deletion_cost.py).
+    pod_deletion_cost: PodDeletionCost | None = None
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -202,6 +211,9 @@ class Pod:
     # spec.resources.requests (pod-level resources), milli-units; empty when not set.
     pod_requests: Mapping[str, int] = field(default_factory=dict)
     namespace: str = ""
+    # controller.kubernetes.io/pod-deletion-cost as an int32 (None: absent or unreadable); read only by the
+    # pod-deletion-cost extension (core/deletion_cost.py), never by the decision.
+    deletion_cost: int | None = None
 
     @property
     def is_ready(self) -> bool:

@@ -35,6 +35,7 @@ from autoscaler.spec.hpa import (
     known,
     parse_spec,
 )
+from autoscaler.spec.spare import deletion_cost_problems
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +141,7 @@ def validate_spec(spec: AutoscalerSpec, *, options: ValidationOptions, path: str
         if error is not None:
             problems.append((join(path, "scaleTargetRef.apiVersion"), error))
     problems += _validate_metrics(spec, path=join(path, "metrics"), options=options)
+    problems += deletion_cost_problems(spec, path=path)  # extensions' rules across fields
     return problems
 
 

@@ -46,6 +46,7 @@ def case(name: str, field: str, *mutations: Mutation, refused_by: frozenset[str]
 
 
 SELECTOR = "spec.metrics.1.pods.metric.selector"
+COST = {"metric": {"name": "inflight_jobs"}, "prometheus": {"query": "sum by (namespace, pod) (inflight_jobs)"}}
 SELECTOR_PATH = "spec.metrics[1].pods.metric.selector"
 
 
@@ -221,6 +222,16 @@ INVALID = [
     # The project's extension: the CRD leaves the prometheus block open while it evolves.
     case("a misspelled Prometheus binding field", "spec.metrics[1].prometheus.qurey",
          at("spec.metrics.1.prometheus", {"qurey": "sum(up)"}), refused_by=SPEC_LAYER),
+    # Scale-in extensions (spec/spare.py).
+    case("rolloutAware as a string", "spec.rolloutAware", at("spec.rolloutAware", "true")),
+    case("podDeletionCost on a StatefulSet", "spec.scaleDown.podDeletionCost",
+         at("spec.scaleTargetRef.kind", "StatefulSet"), at("spec.scaleDown", {"podDeletionCost": COST})),
+    case("podDeletionCost without a metric", "spec.scaleDown.podDeletionCost.metric",
+         at("spec.scaleDown", {"podDeletionCost": {}})),
+    case("podDeletionCost with a metric name holding a slash", "spec.scaleDown.podDeletionCost.metric.name",
+         at("spec.scaleDown", {"podDeletionCost": {"metric": {"name": "a/b"}}})),
+    case("a misspelled scaleDown field", "spec.scaleDown.podDeletionCosts",
+         at("spec.scaleDown", {"podDeletionCosts": COST})),
 ]
 
 VALID = [
@@ -265,6 +276,10 @@ VALID = [
     pytest.param([at("spec.missingPods", "Hold")], id="missingPods Hold"),
     pytest.param([at("spec.syncPeriodSeconds", 1), at("spec.dryRun", True)], id="the shortest sync period, dry-run"),
     pytest.param([at("spec.syncPeriodSeconds", 3600), at("spec.dryRun", False)], id="the longest sync period"),
+    pytest.param([at("spec.rolloutAware", True), at("spec.scaleDown", {"podDeletionCost": COST})],
+                 id="rollout-aware counting and pod-deletion-cost on a Deployment"),
+    pytest.param([at("spec.scaleTargetRef.kind", "ReplicaSet"), at("spec.scaleDown", {})],
+                 id="an empty scaleDown on a ReplicaSet"),
 ]
 # fmt: on
 

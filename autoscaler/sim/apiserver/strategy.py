@@ -19,6 +19,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
+from autoscaler.core.deletion_cost import parse_cost
 from autoscaler.core.labels import format_label_selector
 from autoscaler.sim.apiserver import errors
 from autoscaler.sim.apiserver.clock import timestamp
@@ -34,18 +35,8 @@ DELETION_COST_ANNOTATION = "controller.kubernetes.io/pod-deletion-cost"
 
 
 def deletion_cost_value(value: Any) -> int | None:
-    """GetDeletionCostFromPodAnnotations: an int32 in decimal with no leading zero or "+" sign, else None."""
-    if not isinstance(value, str) or not value:
-        return None
-    if not (value[0] == "-" or value == "0" or "1" <= value[0] <= "9"):
-        return None
-    try:
-        number = int(value, 10)
-    except ValueError:
-        return None
-    if not value.lstrip("-").isdigit() or not -(2**31) <= number <= 2**31 - 1:
-        return None
-    return number
+    """The annotation's cost as GetDeletionCostFromPodAnnotations reads it, or None (the core owns the rule)."""
+    return parse_cost(value)
 
 
 def random_suffix(length: int = 5) -> str:
