@@ -526,6 +526,7 @@ def build(config: DaemonConfig, *, kubeconfig: str | None = None, plan: bool = F
     from autoscaler.kube.errors import KubeError, RequestContext
     from autoscaler.kube.events import EventRecorder
     from autoscaler.kube.leader import LeaderElectionConfigError, LeaderElector
+    from autoscaler.kube.pods import PodAnnotator
     from autoscaler.kube.scale import ScaleClient
     from autoscaler.kube.state import ConfigMapStateStore
     from autoscaler.kube.status import AutoscalerCache, StatusWriter
@@ -586,6 +587,7 @@ def build(config: DaemonConfig, *, kubeconfig: str | None = None, plan: bool = F
         write_concurrency=config.concurrency.writes,
         may_write=may_write,
         state_refresh_seconds=config.state.refresh_seconds,
+        annotator=None if plan else PodAnnotator(kube, concurrency=config.concurrency.writes),
     )
     defaults = TargetDefaults(
         sync_period_seconds=float(config.sync_period_seconds),
