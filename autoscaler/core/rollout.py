@@ -6,13 +6,15 @@ Deployment rolls out with maxSurge, its selector matches the pods of the old and
 
 - an Object or External AverageValue target within tolerance proposes `status.replicas`
   (GetObjectPerPodMetricReplicas, GetExternalPerPodMetricReplicas), which counts every pod of every
-  ReplicaSet. The HPA writes `spec.replicas + surge`, the Deployment surges again from the new count, and the
-  next sync writes that: the 383 -> 479 -> 589 -> 664 staircase reported in #72775 (the other paths used
-  status.replicas too until kubernetes/kubernetes#79035 made them start from spec.replicas);
-- every proposal of the form ceil(usage ratio x ready pods) (the direct and rebalanced paths of
-  GetResourceReplicas / calcPlainMetricReplicas, and getUsageRatioReplicaCount for Value targets) multiplies
-  by a count that includes the surge pods: at a ratio of 0.85 (below target) 100 + 25 ready pods propose
-  ceil(0.85 x 125) = 107, a scale-up of a Deployment whose pods are all below their target.
+  ReplicaSet. The HPA writes `spec.replicas + surge` and its downscale stabilization window keeps it ("sustained
+  well after the rollout is done until the HPA cooldown elapses", #72775). Before kubernetes/kubernetes#79035
+  every path started from status.replicas and the writes compounded into the 383 -> 479 -> 589 -> 664
+  staircase reported there;
+- every proposal of the form ceil(usage ratio x ready pods) (the direct path of GetResourceReplicas /
+  calcPlainMetricReplicas, and getUsageRatioReplicaCount for Value targets) multiplies by a count that
+  includes the surge pods: at a ratio of 0.85 (below target) 100 + 25 ready pods propose ceil(0.85 x 125) =
+  107, a scale-up of a Deployment whose pods are all below their target. (The rebalanced path fills the
+  surge pods that are not ready with 0 and is not inflated.)
 
 The rule, applied only while the target has more live pods (not deleted, not Failed or Succeeded) than its
 spec.replicas, the surplus being the surge:
