@@ -5,10 +5,13 @@ Every case is decided twice, as the HPA (rolloutAware off) and rollout-aware, so
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from autoscaler.core.decision import Decision, decide
 from autoscaler.core.types import (
@@ -231,3 +234,50 @@ def test_a_snapshot_of_a_rollout_replays_to_the_same_decision() -> None:
     direct = decide(spec=to_core(model), **inputs)  # type: ignore[arg-type]
     assert direct.metric_proposal == 100
     assert replay_data(written) == render(direct, now=NOW, name="web", namespace="shop", source="")
+
+
+@given(
+    spec_replicas=st.integers(min_value=1, max_value=40),
+    missing=st.integers(min_value=0, max_value=5),
+    deleted=st.integers(min_value=0, max_value=5),
+    per_pod=st.integers(min_value=0, max_value=400_000),
+    total=st.integers(min_value=0, max_value=8_000_000),
+    metric=st.sampled_from([PODS_METRIC, EXTERNAL_AVERAGE, EXTERNAL_VALUE]),
+)
+@settings(max_examples=200, deadline=None)
+def test_without_a_surplus_the_rule_changes_nothing(
+    spec_replicas: int, missing: int, deleted: int, per_pod: int, total: int, metric: MetricSpec
+) -> None:
+    """No more live pods than spec.replicas (fewer, or terminating ones): rolloutAware decides as the HPA."""
+    pods = _pods(max(spec_replicas - missing, 1), deleted=deleted)
+    reading: int | MetricInput = per_pod if metric is PODS_METRIC else _external(total)
+    assert _decide(metric, spec_replicas, pods, reading, True) == _decide(metric, spec_replicas, pods, reading, False)
+
+
+@given(
+    spec_replicas=st.integers(min_value=1, max_value=40),
+    surge=st.integers(min_value=1, max_value=10),
+    per_pod=st.integers(min_value=0, max_value=99_999),
+    total=st.integers(min_value=0, max_value=8_000_000),
+    metric=st.sampled_from([PODS_METRIC, EXTERNAL_AVERAGE, EXTERNAL_VALUE]),
+)
+@settings(max_examples=200, deadline=None)
+def test_during_a_surge_no_proposal_counts_the_surge_as_capacity(
+    spec_replicas: int, surge: int, per_pod: int, total: int, metric: MetricSpec
+) -> None:
+    """Below target a metric proposes at most spec.replicas; a Value or AverageValue target proposes at most
+    what spec.replicas pods (not spec.replicas + surge) would need."""
+    pods = _pods(spec_replicas + surge)
+    reading: int | MetricInput = per_pod if metric is PODS_METRIC else _external(total)
+    decision = _decide(metric, spec_replicas, pods, reading, True)
+    assert decision.metric_proposal is not None
+    if metric is PODS_METRIC:  # below its 100 target
+        assert decision.metric_proposal <= spec_replicas
+    elif metric is EXTERNAL_AVERAGE:  # ceil(total / 10) outside the tolerance over spec.replicas, else spec.replicas
+        ratio = total / (10_000 * spec_replicas)
+        wanted = spec_replicas if 0.9 <= ratio <= 1.1 else math.ceil(total / 10_000)
+        assert decision.metric_proposal == wanted
+    else:  # ceil(total / 300 x spec.replicas) outside the tolerance, and never above spec.replicas below target
+        ratio = total / 300_000
+        wanted = spec_replicas if 0.9 <= ratio <= 1.1 else math.ceil(ratio * spec_replicas)  # float64, as Go
+        assert decision.metric_proposal == (min(wanted, spec_replicas) if ratio < 1 else wanted)
