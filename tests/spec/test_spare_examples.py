@@ -12,7 +12,7 @@ import yaml
 from autoscaler.core.types import MetricSourceType
 from autoscaler.metrics import MetricsSettings, check_binding
 from autoscaler.sim.apiserver import EmulatedApiServer
-from autoscaler.spec.files import load_spec_file
+from autoscaler.spec.files import load_spec_file, load_spec_text
 from tests.spec.crd_schema import crd_problems
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "config" / "examples"
@@ -47,3 +47,25 @@ def test_the_example_is_accepted_everywhere(path: Path) -> None:
     with EmulatedApiServer(seed=_docs(path)) as srv:
         for doc in _docs(path):
             assert srv.get(doc["apiVersion"], doc["kind"], doc["metadata"]["name"], namespace="default")
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        pytest.param("rolloutAware", True, id="rolloutAware"),
+        pytest.param("rolloutAware", False, id="rolloutAware false is still a field an HPA lacks"),
+        pytest.param("scaleDown", {"podDeletionCost": {"metric": {"name": "inflight_jobs"}}}, id="scaleDown"),
+    ],
+)
+def test_an_hpa_manifest_has_no_scale_in_extensions(field: str, value: object) -> None:
+    hpa: dict[str, Any] = {
+        "apiVersion": "autoscaling/v2",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}, "maxReplicas": 3},
+    }
+    hpa["spec"][field] = value
+    (document,) = load_spec_text(yaml.safe_dump(hpa), source="x.yaml", scale_to_zero=False).documents
+    assert document.problems == [
+        (f"spec.{field}", f"unknown field: a HorizontalPodAutoscaler has no {field} (a PrometheusAutoscaler has)")
+    ]
