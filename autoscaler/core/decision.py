@@ -32,6 +32,9 @@ from autoscaler.core.labels import SelectorSyntaxError, parse_selector
 from autoscaler.core.metric import MetricResult, MetricStatus, compute_metric, tolerances_for
 from autoscaler.core.pause import Pause, hold, resumed
 from autoscaler.core.queue import ExtraResult, proposals
+from autoscaler.core.rollout import adjusted as rollout_adjusted
+from autoscaler.core.rollout import rollout_count
+from autoscaler.core.rollout import status_replicas as rollout_status_replicas
 from autoscaler.core.shadow import ShadowComparison, ShadowReading, compare
 from autoscaler.core.types import (
     AutoscalerSpec,
@@ -449,7 +452,7 @@ def decide(
         error=outcome.error,
         extras=outcome.extras,
     )
-    return _finish(
+    decision = _finish(
         run,
         spec,
         state=state,
@@ -461,6 +464,7 @@ def decide(
         last_scale_time=last_scale_time,
         notes=notes,
     )
+    return replace(decision, summary=f"{decision.summary}; {outcome.note}") if outcome.note else decision
 
 
 def _noted(summary: str, notes: Sequence[str]) -> str:
@@ -589,6 +593,7 @@ class _MetricsOutcome:
     error: str | None
     selector_ok: bool
     extras: tuple[ExtraResult, ...] = ()
+    note: str = ""  # what an extension did to the proposals (rollout-aware counting)
 
 
 def _compute_metrics(
@@ -626,6 +631,8 @@ def _compute_metrics(
         return _MetricsOutcome(None, "", (), 0, message, False)
 
     tolerances = tolerances_for(spec, settings)
+    rollout = rollout_count(pods, scale.spec_replicas) if spec.rollout_aware else None  # core/rollout.py
+    status_replicas = rollout_status_replicas(rollout, scale.status_replicas) if rollout else scale.status_replicas
     results: list[MetricResult] = []
     replicas = 0
     metric_name = ""
@@ -637,13 +644,15 @@ def _compute_metrics(
             metric_spec,
             reading,
             spec_replicas=scale.spec_replicas,
-            status_replicas=scale.status_replicas,
+            status_replicas=status_replicas,
             pods=pods,
             tolerances=tolerances,
             settings=settings,
             now=now,
             missing_pods=spec.missing_pods,
         )
+        if rollout is not None:
+            result = rollout_adjusted(result, rollout)
         results.append(result)
         if result.error is not None:
             assert result.error_reason is not None
@@ -710,7 +719,8 @@ def _compute_metrics(
         "ValidMetricFound",
         f"the HPA was able to successfully calculate a replica count from {metric_name}",
     )
-    return _MetricsOutcome(replicas, metric_name, tuple(results), invalid, error, True, extras)
+    note = rollout.describe() if rollout is not None and rollout.surplus else ""
+    return _MetricsOutcome(replicas, metric_name, tuple(results), invalid, error, True, extras, note)
 
 
 def _statuses(results: tuple[MetricResult, ...], selector_ok: bool) -> tuple[MetricStatus | None, ...] | None:

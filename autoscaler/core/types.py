@@ -14,6 +14,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the extensions' own modules import this one
+    from autoscaler.core.deletion_cost import PodDeletionCost
     from autoscaler.core.fallback import Fallback
     from autoscaler.core.queue import ExtraMetrics
     from autoscaler.core.zero import ScaleToZero
@@ -168,6 +169,11 @@ class AutoscalerSpec:
     # Extensions beyond the HPA (None: the HPA's path, unchanged).
     scale_to_zero: ScaleToZero | None = None  # core/zero.py: opts in to scaling to and from zero
     fallback: Fallback | None = None  # core/fallback.py: what a metric's repeated failure does
+    # Extensions (None / False: the HPA's path, unchanged).
+    # Surge pods of a rollout do not inflate the count (core/rollout.py).
+    rollout_aware: bool = False
+    # Before a scale-down, pods get a pod-deletion-cost from a per-pod metric (core/deletion_cost.py).
+    pod_deletion_cost: PodDeletionCost | None = None
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -213,6 +219,9 @@ class Pod:
     # spec.resources.requests (pod-level resources), milli-units; empty when not set.
     pod_requests: Mapping[str, int] = field(default_factory=dict)
     namespace: str = ""
+    # controller.kubernetes.io/pod-deletion-cost as an int32 (None: absent or unreadable); read only by the
+    # pod-deletion-cost extension (core/deletion_cost.py), never by the decision.
+    deletion_cost: int | None = None
 
     @property
     def is_ready(self) -> bool:

@@ -553,6 +553,7 @@ def build(config: DaemonConfig, *, kubeconfig: str | None = None, plan: bool = F
     from autoscaler.kube.errors import KubeError, RequestContext
     from autoscaler.kube.events import EventRecorder
     from autoscaler.kube.leader import LeaderElectionConfigError, LeaderElector
+    from autoscaler.kube.pods import PodAnnotator
     from autoscaler.kube.scale import ScaleClient
     from autoscaler.kube.shadow import ShadowCache
     from autoscaler.kube.state import ConfigMapStateStore
@@ -617,6 +618,7 @@ def build(config: DaemonConfig, *, kubeconfig: str | None = None, plan: bool = F
         may_write=may_write,
         state_refresh_seconds=config.state.refresh_seconds,
         shadows=shadows,
+        annotator=None if plan else PodAnnotator(kube, concurrency=config.concurrency.writes),
     )
     defaults = TargetDefaults(
         sync_period_seconds=float(config.sync_period_seconds),

@@ -10,6 +10,8 @@ The flow, as the HPA's reconcileAutoscaler runs it per HPA, batched per tick:
 4. decide: `core.decision.decide` per target;
 5. writes, `write_concurrency` targets at a time: the scale (guarded by the cached resourceVersion; on 409 read
    again and decided again with the same readings), the Decision's Events, the status with the behaviour state.
+   Before a scale-down of a spec with `scaleDown.podDeletionCost`, the pods' deletion costs are set first
+   (`_spare_busy_pods`); that step never stops the scale write.
 One target's failure, of any kind, is that target's outcome and never touches the others.
 """
 
@@ -26,6 +28,7 @@ from typing import Any, Protocol, cast
 import structlog
 
 from autoscaler.core.decision import Decision, controlling_autoscalers, decide, dry_run, failed_rescale
+from autoscaler.core.deletion_cost import plan_deletion_costs
 from autoscaler.core.events import EventReason
 from autoscaler.core.labels import SelectorSyntaxError
 from autoscaler.core.pause import Pause, combine, pause_from_annotations
@@ -37,6 +40,7 @@ from autoscaler.daemon.persist import Memory, StateStore, memory_from_status, wr
 from autoscaler.kube.cache import APPS_KINDS, PodCache, WorkloadCache
 from autoscaler.kube.errors import KubeError
 from autoscaler.kube.events import EventRecorder, InvolvedObject
+from autoscaler.kube.pods import PodAnnotator
 from autoscaler.kube.scale import ScaleClient
 from autoscaler.kube.state import UnreadableState
 from autoscaler.kube.status import AutoscalerStatus, StatusWriter, status_to_json
@@ -47,6 +51,9 @@ from autoscaler.spec.shadow import SHADOW, ShadowSpec
 from autoscaler.spec.snapshot_out import DecisionInputs
 
 log = structlog.get_logger(__name__)
+
+# The key of a target's pod-deletion-cost metric in the tick's metric pass (its scaling metrics have indexes).
+COST_METRIC = "podDeletionCost"
 
 
 class ShadowReader(Protocol):
@@ -89,6 +96,8 @@ class _Work:
     shadow: ShadowReading | None = None  # shadow mode: what the replaced autoscaler wants (core/shadow.py)
     metrics: list[MetricInput] = field(default_factory=list)
     extra_inputs: list[MetricInput] = field(default_factory=list)  # the drain time's and formula's readings
+    cost_reading: MetricInput | None = None  # scaleDown.podDeletionCost's per-pod metric, when the spec has one
+    costs_set: bool = False  # the deletion costs were handled this tick (once, whatever the 409 re-reads)
     decision: Decision | None = None
     wrote_scale: bool = False
     scale_write_error: str | None = None  # the scale write failed with this (the decision is FailedRescale)
@@ -155,6 +164,7 @@ class Reconciler:
         may_write: Callable[[], bool] = lambda: True,
         state_refresh_seconds: float = 60.0,
         shadows: ShadowReader | None = None,
+        annotator: PodAnnotator | None = None,
     ) -> None:
         if write_concurrency < 1:
             raise ValueError(f"write_concurrency must be at least 1, not {write_concurrency}")
@@ -172,6 +182,7 @@ class Reconciler:
         self._write_concurrency = write_concurrency
         self._may_write = may_write
         self._shadows = shadows
+        self._annotator = annotator
         self._memory: dict[TargetKey, Memory] = {}
         self._selectors: dict[TargetKey, _Selector] = {}
         self._offsets: dict[TargetKey, timedelta] = {}
@@ -385,6 +396,11 @@ class Reconciler:
             for j, item in enumerate(extra)
         ]
         into.extend(mine)
+        cost = spec.pod_deletion_cost
+        scale_down = work.target.autoscaler.model.scale_down
+        if cost is not None and scale_down is not None and scale_down.pod_deletion_cost is not None:
+            binding = scale_down.pod_deletion_cost.prometheus
+            into.append(MetricRequest(cost.metric, context, binding=binding, key=(work.key, COST_METRIC)))
 
     def _read_metrics(self, works: Sequence[_Work], now: datetime) -> tuple[float, int]:
         """ONE pass over every metric of every target; a `MetricsError` becomes the core's `MetricFailure`."""
@@ -396,13 +412,15 @@ class Reconciler:
         result = self._reader.read(requests)
         by_key = {work.key: work for work in works}
         for request, outcome in zip(requests, result.outcomes, strict=True):
-            key, i = cast(tuple[TargetKey, int], request.key)
+            key, i = cast(tuple[TargetKey, int | str], request.key)
             work = by_key[key]
             value = MetricFailure(str(outcome)) if isinstance(outcome, MetricsError) else outcome
-            if i < len(work.metrics):
-                work.metrics[i] = value
+            if i == COST_METRIC:
+                work.cost_reading = value
+            elif cast(int, i) < len(work.metrics):
+                work.metrics[cast(int, i)] = value
             else:
-                work.extra_inputs[i - len(work.metrics)] = value
+                work.extra_inputs[cast(int, i) - len(work.metrics)] = value
         return result.duration_seconds, result.queries_sent
 
     # --- 4. decide -----------------------------------------------------------------------------------------
@@ -507,6 +525,8 @@ class Reconciler:
             decision = decided[-1]
             if not decision.rescale or not self._may_write():
                 return None
+            if decision.desired_replicas is not None and decision.desired_replicas < scale.spec_replicas:
+                self._spare_busy_pods(work)
             return decision.desired_replicas
 
         known = (work.scale, work.resource_version) if work.resource_version else None
@@ -541,6 +561,30 @@ class Reconciler:
                 rescale=False,
                 summary=f"{work.decision.summary} (not written)",
             )
+
+    def _spare_busy_pods(self, work: _Work) -> None:
+        """Before a scale-down: each pod's pod-deletion-cost from its per-pod metric (core/deletion_cost.py),
+        so the ReplicaSet controller removes the least busy first. Once per tick; never stops the scale write."""
+        if work.costs_set or self._annotator is None or work.target.autoscaler.spec.pod_deletion_cost is None:
+            return
+        work.costs_set = True
+        plan = plan_deletion_costs(pods=work.pods, reading=work.cost_reading or MetricFailure("not read"))
+        failed: tuple[tuple[str, str], ...] = ()
+        try:
+            if plan.patches:
+                failed = self._annotator.set_deletion_costs(work.key.namespace, plan.patches).failed
+        except Exception as err:  # the scale-down was decided on the scaling metrics: it goes ahead regardless
+            failed = tuple((p.pod, f"{type(err).__name__}: {err}") for p in plan.patches)
+        emit = log.warning if plan.error or failed else log.info
+        emit(
+            "pod_deletion_costs",
+            target=str(work.key),
+            patched=len(plan.patches) - len(failed),
+            unchanged=plan.unchanged,
+            unsampled=len(plan.unsampled),
+            failed=len(failed),
+            error=plan.error or (failed[0][1] if failed else ""),
+        )
 
     def _involved(self, target: Target) -> InvolvedObject:
         if target.origin == Origin.RESOURCE:

@@ -82,6 +82,8 @@ def _partial(info: ValidationInfo) -> bool:
 
 
 class _Model(BaseModel):
+    """The base of every spec model: strict, and read partially when the rules across fields need the rest."""
+
     model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True, strict=True)
 
     # Read partially, a spec keeps every field that passes its checks and sets aside (SET_ASIDE) every field
@@ -109,6 +111,9 @@ class _Model(BaseModel):
             return handler(value)
         except ValidationError:
             return SET_ASIDE
+
+
+SpecModel = _Model  # the base for the extension modules' models (autoscaler/spec/spare.py, ...)
 
 
 class CrossVersionObjectReference(_Model):
@@ -357,6 +362,11 @@ class AutoscalerSpec(_Model):
         None, alias="scaleToZero", description="With minReplicas 0: scale to and from zero (an extension)."
     )
     fallback: FallbackModel | None = Field(None, description="What a metric's repeated failure does (an extension).")
+    # Extensions with their own modules (docs/spec.md): one field each.
+    scale_down: ScaleDown | None = Field(None, alias="scaleDown", description="Before a scale-down (spec/spare.py).")
+    rollout_aware: bool = Field(
+        False, alias="rolloutAware", description="Surge pods of a rollout do not inflate the count (an extension)."
+    )
 
 
 # Pydantic's errors for a value of the wrong JSON type, an unknown field, and the spec layer's own for a
@@ -415,7 +425,7 @@ def parse_spec(data: Any, *, path: str = "spec") -> ParsedSpec:
 # ---------------------------------------------------------------------------------------------------
 
 
-def _selector(model: LabelSelector | None) -> core.LabelSelector | None:
+def selector_to_core(model: LabelSelector | None) -> core.LabelSelector | None:
     if model is None:
         return None
     return core.LabelSelector(
@@ -452,14 +462,14 @@ def metric_to_core(model: MetricSpec) -> core.MetricSpec:
             kind,
             _target(model.pods.target),
             metric_name=model.pods.metric.name,
-            metric_selector=_selector(model.pods.metric.selector),
+            metric_selector=selector_to_core(model.pods.metric.selector),
         )
     if model.object is not None:
         return core.MetricSpec(
             kind,
             _target(model.object.target),
             metric_name=model.object.metric.name,
-            metric_selector=_selector(model.object.metric.selector),
+            metric_selector=selector_to_core(model.object.metric.selector),
             described_object=_ref(model.object.described_object),
         )
     assert model.external is not None
@@ -467,7 +477,7 @@ def metric_to_core(model: MetricSpec) -> core.MetricSpec:
         kind,
         _target(model.external.target),
         metric_name=model.external.metric.name,
-        metric_selector=_selector(model.external.metric.selector),
+        metric_selector=selector_to_core(model.external.metric.selector),
     )
 
 
@@ -533,4 +543,12 @@ def to_core(model: AutoscalerSpec) -> core.AutoscalerSpec:
         extra_metrics=extra,
         scale_to_zero=scale_to_zero_to_core(model),
         fallback=fallback_to_core(model.fallback),
+        rollout_aware=model.rollout_aware,
+        pod_deletion_cost=deletion_cost_to_core(model.scale_down),
     )
+
+
+# The extension modules build on the models above; AutoscalerSpec's fields name their models.
+from autoscaler.spec.spare import ScaleDown, deletion_cost_to_core  # noqa: E402
+
+AutoscalerSpec.model_rebuild()

@@ -16,6 +16,7 @@ from autoscaler.daemon.reconciler import Reconciler
 from autoscaler.kube.cache import PodCache, WorkloadCache
 from autoscaler.kube.client import KubeClient
 from autoscaler.kube.events import EventRecorder
+from autoscaler.kube.pods import PodAnnotator
 from autoscaler.kube.scale import ScaleClient
 from autoscaler.kube.shadow import ShadowCache
 from autoscaler.kube.state import ConfigMapStateStore
@@ -169,6 +170,7 @@ def daemon(
             write_concurrency=4,
             may_write=lambda: allowed[0],
             shadows=shadows,
+            annotator=PodAnnotator(kube, concurrency=4, sleep=sleep),
         )
         yield Daemon(reconciler, pods, workloads, states, allowed)
     finally:

@@ -5,13 +5,14 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from autoscaler.core.deletion_cost import CostPatch
 from autoscaler.core.events import EventReason
 from autoscaler.core.types import ObjectReference
 from autoscaler.kube.cache import PodCache, WorkloadCache
 from autoscaler.kube.client import KubeClient
 from autoscaler.kube.events import EventRecorder, InvolvedObject
 from autoscaler.kube.leader import LeaderElectionConfig, LeaderElector
-from autoscaler.kube.pods import PodLister
+from autoscaler.kube.pods import PodAnnotator, PodLister
 from autoscaler.kube.scale import ScaleClient
 from autoscaler.kube.shadow import ShadowCache
 from autoscaler.kube.state import ConfigMapStateStore
@@ -48,6 +49,9 @@ def test_every_documented_permission_is_used_and_no_other(kube: KubeClient, setu
             scales.write_scale(NS, ObjectReference(kind, f"w-{plural}", "apps/v1"), lambda s: s.spec_replicas + 1)
         scales.write_scale(NS, ObjectReference("Rollout", "ro", "argoproj.io/v1alpha1"), lambda s: 2)
         PodLister(kube).list_pods(NS, "app=w-deployments")
+        # Pod-deletion costs (only with scaleDown.podDeletionCost): a merge patch per pod.
+        (pod, *_) = PodLister(kube).list_pods(NS, "app=w-deployments")
+        assert PodAnnotator(kube).set_deletion_costs(NS, [CostPatch(pod.name, 3, None)]).failed == ()
         # Events: one created, one aggregated.
         recorder = EventRecorder(kube)
         for _ in range(2):

@@ -58,6 +58,7 @@ def case(name: str, field: str, *mutations: Mutation, refused_by: frozenset[str]
 
 
 SELECTOR = "spec.metrics.1.pods.metric.selector"
+COST = {"metric": {"name": "inflight_jobs"}, "prometheus": {"query": "sum by (namespace, pod) (inflight_jobs)"}}
 SELECTOR_PATH = "spec.metrics[1].pods.metric.selector"
 
 
@@ -318,6 +319,16 @@ INVALID = [
          at("spec.formula", FORMULA), at("spec.formula.target.averageValue", "2")),
     case("a formula target of 0", "spec.formula.target.value",
          at("spec.formula", FORMULA), at("spec.formula.target.value", "0")),
+    # Scale-in extensions (spec/spare.py).
+    case("rolloutAware as a string", "spec.rolloutAware", at("spec.rolloutAware", "true")),
+    case("podDeletionCost on a StatefulSet", "spec.scaleDown.podDeletionCost",
+         at("spec.scaleTargetRef.kind", "StatefulSet"), at("spec.scaleDown", {"podDeletionCost": COST})),
+    case("podDeletionCost without a metric", "spec.scaleDown.podDeletionCost.metric",
+         at("spec.scaleDown", {"podDeletionCost": {}})),
+    case("podDeletionCost with a metric name holding a slash", "spec.scaleDown.podDeletionCost.metric.name",
+         at("spec.scaleDown", {"podDeletionCost": {"metric": {"name": "a/b"}}})),
+    case("a misspelled scaleDown field", "spec.scaleDown.podDeletionCosts",
+         at("spec.scaleDown", {"podDeletionCosts": COST})),
 ]
 
 VALID = [
@@ -384,6 +395,10 @@ VALID = [
     pytest.param([at("spec.formula", FORMULA), at("spec.formula.target", {"type": "AverageValue", "averageValue": 3}),
                   at("spec.formula.expression", "-abs(ceil(queue) - floor(consumers)) * 2.5e0 + min(1, 2, queue)")],
                  id="a formula with every function and an AverageValue target"),
+    pytest.param([at("spec.rolloutAware", True), at("spec.scaleDown", {"podDeletionCost": COST})],
+                 id="rollout-aware counting and pod-deletion-cost on a Deployment"),
+    pytest.param([at("spec.scaleTargetRef.kind", "ReplicaSet"), at("spec.scaleDown", {})],
+                 id="an empty scaleDown on a ReplicaSet"),
 ]
 # fmt: on
 

@@ -5,9 +5,11 @@ keeps `spec.replicas` pods it owns (ownerReferences with controller: true), labe
 pod template (see `pods`). A new pod
 is Pending (scheduled, containers creating), Running after its start delay, and Ready after a further
 readiness delay; its conditions carry the exact transition times. Scale-down removes pods in the order the
-ReplicaSet controller prefers (unscheduled, then pending, then not ready, then most recently ready, then
-newest; a StatefulSet removes its highest ordinals), at once or, with a termination grace period, after
-a time as Terminating (deletionTimestamp set, not ready). The workload's status follows its active pods.
+ReplicaSet controller prefers (`pods.deletion_rank`: unscheduled, pending, not ready, lowest
+pod-deletion-cost, most recently ready, newest; a StatefulSet removes its highest ordinals), at once or, with
+a termination grace period, after a time as Terminating (deletionTimestamp set, not ready). The workload's
+status follows its active pods. A Deployment rolls a new template out within maxSurge and maxUnavailable
+(see `deployments`).
 
 Delays come from `set_delays()`, else the workload's annotations (`sim.autoscaler.dev/start-delay-seconds`,
 `sim.autoscaler.dev/ready-delay-seconds`, `sim.autoscaler.dev/termination-grace-seconds`), else the model's
@@ -28,7 +30,17 @@ from typing import Any
 
 from autoscaler.sim.apiserver import errors
 from autoscaler.sim.apiserver.clock import Clock, parse_timestamp, timestamp
-from autoscaler.sim.apiserver.deployments import HASH_LABEL, new_replica_set, revision, scaled_message, template_hash
+from autoscaler.sim.apiserver.deployments import (
+    HASH_LABEL,
+    ReplicaSetView,
+    new_replica_set,
+    new_replica_set_replicas,
+    old_replica_set_replicas,
+    revision,
+    rolling_bounds,
+    scaled_message,
+    template_hash,
+)
 from autoscaler.sim.apiserver.pods import (
     READY_DELAY_ANNOTATION,
     START_DELAY_ANNOTATION,
@@ -247,29 +259,41 @@ class PodLifecycle:
             self._timed.discard((plural, namespace, name))
 
     def _reconcile_deployment(self, namespace: str, name: str) -> None:
-        """One ReplicaSet per template, the current one at the Deployment's replicas, the others at zero."""
+        """One ReplicaSet per template; the current one stepped up and the others down (see `deployments`)."""
         rtype, rs_type = self._type("apps", "deployments"), self._type("apps", "replicasets")
         deployment = self._store.find(rtype, namespace, name)
         if deployment is None:
             return
         spec = deployment.get("spec") or {}
         desired = int(spec.get("replicas", 1))
+        bounds = rolling_bounds(deployment)
         pod_hash = template_hash(spec.get("template"))
         owned = self._store.owned_by(rs_type, deployment["metadata"]["uid"])
+        owned.sort(key=lambda r: (r["metadata"].get("creationTimestamp", ""), revision(r)))
         current = next((r for r in owned if (r["metadata"].get("labels") or {}).get(HASH_LABEL) == pod_hash), None)
+        pods_type = self._type("", "pods")
+        views = {r["metadata"]["uid"]: self._view(pods_type, r) for r in owned}
         if current is None:
             number = max((revision(r) for r in owned), default=0) + 1
-            built = new_replica_set(deployment, pod_hash, replicas=desired, number=number, now=self._clock.now())
+            replicas = desired
+            if bounds is not None:
+                empty = ReplicaSetView("", 0, 0)
+                replicas = new_replica_set_replicas(
+                    desired=desired, max_surge=bounds[0], new=empty, old=list(views.values())
+                )
+            built = new_replica_set(deployment, pod_hash, replicas=replicas, number=number, now=self._clock.now())
             current = self._store.create(rs_type, built)
             owned.append(current)
-            message = scaled_message(current["metadata"]["name"], 0, desired)
+            views[current["metadata"]["uid"]] = self._view(pods_type, current)
+            message = scaled_message(current["metadata"]["name"], 0, replicas)
             self._recorder.event(deployment, "ScalingReplicaSet", message, "deployment-controller")
+        old = [r for r in owned if r is not current]
+        targets = self._rollout_targets(desired, bounds, views[current["metadata"]["uid"]], old, views)
         for replica_set in owned:
-            target = desired if replica_set is current else 0
+            target = targets.get(replica_set["metadata"]["uid"])
             replicas = int((replica_set.get("spec") or {}).get("replicas", 0))
-            if replicas != target:
+            if target is not None and replicas != target:
                 self._scale_replica_set(rs_type, deployment, replica_set, replicas, target)
-        pods_type = self._type("", "pods")
         active, updated = [], 0
         for replica_set in owned:
             pods = [p for p in self._store.owned_by(pods_type, replica_set["metadata"]["uid"])
@@ -278,6 +302,33 @@ class PodLifecycle:
             updated += len(pods) if replica_set is current else 0
         self._write_status(rtype, deployment, active, self._clock.now(), updated=updated,
                            replica_set=current["metadata"]["name"])  # fmt: skip
+
+    def _view(self, pods_type: ResourceType, replica_set: JSON) -> ReplicaSetView:
+        """A ReplicaSet's spec.replicas and its ready pods (available: minReadySeconds is not modelled)."""
+        pods = self._store.owned_by(pods_type, replica_set["metadata"]["uid"])
+        ready = sum(1 for p in pods if not p["metadata"].get("deletionTimestamp") and _is_ready(p))
+        replicas = int((replica_set.get("spec") or {}).get("replicas", 0))
+        return ReplicaSetView(replica_set["metadata"]["uid"], replicas, ready)
+
+    @staticmethod
+    def _rollout_targets(
+        desired: int,
+        bounds: tuple[int, int] | None,
+        new: ReplicaSetView,
+        old: list[JSON],
+        views: dict[str, ReplicaSetView],
+    ) -> dict[str, int]:
+        """The replicas each ReplicaSet (by uid) should have now: one step of the rollout, as one sync does."""
+        old_views = [views[r["metadata"]["uid"]] for r in old]
+        if bounds is None:  # Recreate (simplified: at once)
+            return {new.name: desired} | {v.name: 0 for v in old_views}
+        if not any(v.replicas for v in old_views):
+            return {new.name: desired}  # no rollout in progress: the one set follows the Deployment
+        step = new_replica_set_replicas(desired=desired, max_surge=bounds[0], new=new, old=old_views)
+        if step != new.replicas:
+            return {new.name: step}  # rolloutRolling returns after scaling the new set; the next sync goes on
+        counts = old_replica_set_replicas(desired=desired, max_unavailable=bounds[1], new=new, old=old_views)
+        return counts
 
     def _scale_replica_set(
         self, rs_type: ResourceType, deployment: JSON, replica_set: JSON, old: int, new: int

@@ -4,7 +4,7 @@ its rank when a scale-down picks which pods to delete.
 `new_pod` builds a pod from a workload's template as its controller would; `pod_status` derives the whole
 status (phase, conditions with their transition times, container states, IPs) from the pod's creation time
 and the delays annotated on it, a pure function of the pod and `now`. `deletion_rank` is
-controller.ActivePodsWithRanks' order, simplified to a single node.
+controller.ActivePodsWithRanks' order (pkg/controller/controller_utils.go), on a single node.
 """
 
 from __future__ import annotations
@@ -15,7 +15,13 @@ from typing import Any
 
 from autoscaler.sim.apiserver.clock import parse_timestamp, timestamp
 from autoscaler.sim.apiserver.store import clone
-from autoscaler.sim.apiserver.strategy import default_pod_spec, qos_class, random_suffix
+from autoscaler.sim.apiserver.strategy import (
+    DELETION_COST_ANNOTATION,
+    default_pod_spec,
+    deletion_cost_value,
+    qos_class,
+    random_suffix,
+)
 
 JSON = dict[str, Any]
 
@@ -72,19 +78,40 @@ def pod_status(pod: JSON, now: datetime, ip: str) -> JSON:
     return status
 
 
+def deletion_cost(pod: JSON) -> int:
+    """The pod's `controller.kubernetes.io/pod-deletion-cost`: an int32, 0 when absent or unreadable
+    (GetDeletionCostFromPodAnnotations' error is ignored by the ranking, which then compares 0)."""
+    value = ((pod.get("metadata") or {}).get("annotations") or {}).get(DELETION_COST_ANNOTATION)
+    return parse_deletion_cost(value) if value is not None else 0
+
+
+def parse_deletion_cost(value: Any) -> int:
+    """The cost an annotation value gives, or 0 when it is not one (see `strategy.deletion_cost_value`)."""
+    number = deletion_cost_value(value)
+    return 0 if number is None else number
+
+
 def deletion_rank(pod: JSON) -> tuple[Any, ...]:
-    """Sort key: pods that sort first are deleted first (controller.ActivePodsWithRanks, simplified)."""
+    """Sort key: pods that sort first are deleted first (ActivePodsWithRanks.Less).
+
+    The keys, in order: unassigned before assigned; Pending < Unknown < Running; not ready before ready;
+    lower pod-deletion-cost first; (pods doubled up on a node: one node here, so always equal); the most
+    recently ready first (the LogarithmicScaleDown gate's log2 buckets are not modelled: exact times are
+    compared, as with the gate off); more container restarts (the maximum over containers) first; newest
+    first; then the name, for a stable order where upstream compares UIDs.
+    """
     status = pod.get("status") or {}
     phase_rank = {"Pending": 0, "Unknown": 1, "Running": 2}.get(status.get("phase", ""), 0)
     ready: JSON = next((c for c in status.get("conditions") or [] if c.get("type") == "Ready"), {})
     is_ready = ready.get("status") == "True"
     ready_since = ready.get("lastTransitionTime", "") if is_ready else ""
-    restarts = sum(int(c.get("restartCount", 0)) for c in status.get("containerStatuses") or [])
+    restarts = max((int(c.get("restartCount", 0)) for c in status.get("containerStatuses") or []), default=0)
     created = pod["metadata"].get("creationTimestamp", "")
     return (
         1 if (pod.get("spec") or {}).get("nodeName") else 0,
         phase_rank,
         1 if is_ready else 0,
+        deletion_cost(pod),
         _Desc(ready_since),
         -restarts,
         _Desc(created),

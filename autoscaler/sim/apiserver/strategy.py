@@ -19,6 +19,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
+from autoscaler.core.deletion_cost import parse_cost
 from autoscaler.core.labels import format_label_selector
 from autoscaler.sim.apiserver import errors
 from autoscaler.sim.apiserver.clock import timestamp
@@ -30,6 +31,12 @@ JSON = dict[str, Any]
 
 _SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _WORKLOADS = {("apps", "deployments"), ("apps", "statefulsets"), ("apps", "replicasets")}
+DELETION_COST_ANNOTATION = "controller.kubernetes.io/pod-deletion-cost"
+
+
+def deletion_cost_value(value: Any) -> int | None:
+    """The annotation's cost as GetDeletionCostFromPodAnnotations reads it, or None (the core owns the rule)."""
+    return parse_cost(value)
 
 
 def random_suffix(length: int = 5) -> str:
@@ -136,6 +143,17 @@ def _validate(rtype: ResourceType, obj: JSON, old: JSON | None) -> None:
                 causes.append(("spec.selector", f"Invalid value: {err}"))
         if old is not None and selector != (old.get("spec") or {}).get("selector"):
             causes.append(("spec.selector", f"Invalid value: {selector}: field is immutable"))
+    if rtype.plural == "pods" and not rtype.group:
+        annotations = obj["metadata"].get("annotations") or {}
+        if (
+            DELETION_COST_ANNOTATION in annotations
+            and deletion_cost_value(annotations[DELETION_COST_ANNOTATION]) is None
+        ):
+            value = annotations[DELETION_COST_ANNOTATION]
+            causes.append((
+                f"metadata.annotations[{DELETION_COST_ANNOTATION}]",
+                f'Invalid value: "{value}": must be a 32bit integer',
+            ))  # fmt: skip
     if rtype.group == "events.k8s.io":
         for field in ("eventTime", "reportingController", "reportingInstance", "action", "reason"):
             if not obj.get(field):
