@@ -28,6 +28,7 @@ from autoscaler.core.errors import InvalidSpecError
 from autoscaler.core.events import Event, EventReason, EventType, failed_rescale_message, rescale_message
 from autoscaler.core.labels import SelectorSyntaxError, parse_selector
 from autoscaler.core.metric import MetricResult, MetricStatus, compute_metric, tolerances_for
+from autoscaler.core.predictive import Forecast, forecast_hook
 from autoscaler.core.types import (
     AutoscalerSpec,
     BehaviorState,
@@ -88,6 +89,8 @@ class Decision:
     limits: Limits | None = None
     # The error the reconcile ends with (also set when a partial failure still scales up).
     error: str | None = None
+    # `mode: predictive`: what it forecast and chose (None on the HPA path).
+    forecast: Forecast | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +146,7 @@ class _Computed:
     proposing_metric: str
     normalized: Normalized
     error: str | None
+    forecast: Forecast | None = None
 
 
 @dataclass
@@ -290,6 +294,9 @@ def decide(
     # reconcileAutoscaler starts from desiredReplicas 0 and takes the metrics' proposal only above it: a
     # negative proposal (a negative metric, an int32 conversion gone out of range) is 0 from here on.
     proposal = max(outcome.replicas, 0)
+    forecast = None
+    if spec.predictive is not None:
+        proposal, state, forecast = forecast_hook(spec.predictive, outcome.results, state, proposal, current, now)
     rescale_reason = ""
     if proposal > current:
         rescale_reason = f"{outcome.metric} above target"
@@ -336,6 +343,7 @@ def decide(
         proposing_metric=outcome.metric,
         normalized=normalized,
         error=outcome.error,
+        forecast=forecast,
     )
     return _finish(
         run,
@@ -413,7 +421,8 @@ def _finish(
         status=StatusUpdate(current, desired, last_scale_time, statuses),
         state=state,
         error=computed.error if computed else None,
-        summary=summary or _summary(current, desired, rescale_reason, normalized, proposal),
+        summary=summary or _summary(current, desired, rescale_reason, normalized, proposal, computed),
+        forecast=computed.forecast if computed else None,
     )
 
 
@@ -542,10 +551,19 @@ def _hold_summary(outcome: _MetricsOutcome) -> str:
     return f"hold: a metric failed and the others would scale down (a failed metric never scales down){detail}"
 
 
-def _summary(current: int, desired: int, reason: str, normalized: Normalized | None, proposal: int | None) -> str:
+def _summary(
+    current: int,
+    desired: int,
+    reason: str,
+    normalized: Normalized | None,
+    proposal: int | None,
+    computed: _Computed | None = None,
+) -> str:
     if normalized is None:
         return f"{current} -> {desired}: {reason}" if desired != current else f"stay at {current}"
     parts = [f"metrics propose {proposal}"]
+    if computed is not None and computed.forecast is not None:
+        parts = [computed.forecast.explain()]
     stab = normalized.stabilization
     if stab.stabilized != stab.proposal:
         parts.append(f"stabilized to {stab.stabilized} ({stab.reason})")
@@ -622,7 +640,7 @@ def failed_rescale(
         decision,
         conditions=tuple(kept),
         events=tuple(events),
-        state=BehaviorState(decision.state.recommendations, state.scale_up_events, state.scale_down_events),
+        state=replace(decision.state, scale_up_events=state.scale_up_events, scale_down_events=state.scale_down_events),
         status=replace(decision.status, desired_replicas=previous_desired_replicas, last_scale_time=last_scale_time),
         error=f"failed to rescale {reference}: {error}",
         summary=f"{decision.summary} (the scale write failed: {error})",
@@ -666,7 +684,7 @@ def dry_run(
         decision,
         conditions=tuple(able),
         events=tuple(events),
-        state=BehaviorState(decision.state.recommendations, state.scale_up_events, state.scale_down_events),
+        state=replace(decision.state, scale_up_events=state.scale_up_events, scale_down_events=state.scale_down_events),
         status=replace(decision.status, last_scale_time=last_scale_time),
         summary=f"dry run: {decision.summary} (not written)",
     )

@@ -8,7 +8,9 @@ snapshots (docs/snapshot.md), and printed by `autoscaler replay`. `recommendatio
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -23,7 +25,7 @@ def behavior_state_to_json(state: BehaviorState) -> dict[str, Any]:
             for e in items
         ]
 
-    return {
+    out: dict[str, Any] = {
         "recommendations": (
             [{"replicas": r.replicas, "timestamp": format_time(r.timestamp)} for r in state.recommendations]
             if state.recommendations is not None
@@ -32,6 +34,16 @@ def behavior_state_to_json(state: BehaviorState) -> dict[str, Any]:
         "scaleUpEvents": events(state.scale_up_events),
         "scaleDownEvents": events(state.scale_down_events),
     }
+    if state.forecast:  # mode: predictive only; absent is empty
+        out["forecast"] = [{"timestamp": format_time(when), "required": required} for when, required in state.forecast]
+    return out
+
+
+def _need(value: Any, field: str) -> float:
+    """A forecast sample's need: a finite, non-negative number (repr round-trips a float exactly)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+        raise ValueError(f"{field}: {value!r} is not a non-negative number")
+    return float(value)
 
 
 def _count(value: Any, field: str, *, minimum: int) -> int:
@@ -78,6 +90,10 @@ def behavior_state_from_json(data: Mapping[str, Any] | None) -> BehaviorState:
         ),
         scale_up_events=events(data.get("scaleUpEvents"), "scaleUpEvents"),
         scale_down_events=events(data.get("scaleDownEvents"), "scaleDownEvents"),
+        forecast=tuple(
+            (parse_time(f["timestamp"]), _need(f["required"], f"forecast[{i}].required"))
+            for i, f in enumerate(data.get("forecast") or ())
+        ),
     )
 
 
@@ -148,7 +164,7 @@ def restore_conservatively(
         Recommendation(rec.replicas, until) if newest[rec.replicas] == i else rec
         for i, rec in enumerate(state.recommendations)
     )
-    return BehaviorState(restamped, state.scale_up_events, state.scale_down_events)
+    return replace(state, recommendations=restamped)
 
 
 def compact_recommendations(state: BehaviorState) -> BehaviorState:
@@ -168,4 +184,4 @@ def compact_recommendations(state: BehaviorState) -> BehaviorState:
     if len(newest) == len(recs):
         return state
     kept = sorted(newest.values())
-    return BehaviorState(tuple(recs[i] for i in kept), state.scale_up_events, state.scale_down_events)
+    return replace(state, recommendations=tuple(recs[i] for i in kept))

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 
+from autoscaler.core.predictive import PredictiveSpec
+
 # --------------------------------------------------------------------------------------------------------
 # The autoscaler spec (autoscaling/v2 HorizontalPodAutoscalerSpec, in the core's terms)
 # --------------------------------------------------------------------------------------------------------
@@ -157,6 +159,8 @@ class AutoscalerSpec:
     behavior: Behavior | None = None
     scale_target_ref: ObjectReference = ObjectReference(kind="", name="")
     missing_pods: MissingPods = MissingPods.REBALANCE
+    # `mode: predictive` (core/predictive.py); None is the HPA.
+    predictive: PredictiveSpec | None = None
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -353,6 +357,8 @@ class BehaviorState:
     recommendations: tuple[Recommendation, ...] | None = None
     scale_up_events: tuple[ScaleEvent, ...] = ()
     scale_down_events: tuple[ScaleEvent, ...] = ()
+    # `mode: predictive`: (time, pods needed at the target) of the recent decisions, oldest first.
+    forecast: tuple[tuple[datetime, float], ...] = ()
 
 
 # --------------------------------------------------------------------------------------------------------

@@ -251,8 +251,12 @@ def simulate(
     settings: core.Settings,
     observer: Observer | None = None,
     keep_series: bool = True,
+    carry: Callable[[core.BehaviorState], core.BehaviorState] | None = None,
 ) -> Result:
-    """Run the model over `demand` (per second, one value per step from t = 0) and score it."""
+    """Run the model over `demand` (per second, one value per step from t = 0) and score it.
+
+    `carry` maps the behaviour state from one decision to the next (the daemon's store and restore, in tests).
+    """
     spec = to_core(spec_model)
     step = model.step
     min_replicas = spec.min_replicas
@@ -347,7 +351,7 @@ def simulate(
             if forecast is not None:
                 mode_decisions += 1
                 fallbacks += 1 if getattr(forecast, "fallback", "") else 0
-            state = decision.state
+            state = decision.state if carry is None else carry(decision.state)
             conditions = decision.conditions
             last_scale_time = decision.status.last_scale_time
             previous_desired = decision.status.desired_replicas

@@ -11,6 +11,7 @@ from autoscaler.spec.validation import load_spec
 # `hpa` is the HPA-compatible default (BENCHMARK.md's baseline): the same spec the daemon and replay decide.
 MODE_SPECS: dict[str, dict[str, Any]] = {
     "hpa": {"minReplicas": 1, "maxReplicas": 100},
+    "predictive": {"minReplicas": 1, "maxReplicas": 100, "mode": "predictive"},
 }
 
 

@@ -46,7 +46,12 @@ from autoscaler.spec.fields import (
     PositiveInt32,
     PositiveQuantity,
 )
+from autoscaler.spec.predictive import PredictiveModel
 from autoscaler.spec.prometheus import PrometheusBinding
+
+# spec.mode: how the count is chosen. `hpa` (the default) is the HPA's decision exactly; `predictive` forecasts
+# the need a start-up delay ahead (spec.predictive, core/predictive.py).
+Mode = Literal["hpa", "predictive"]
 
 # The CRD bounds the strings and lists its CEL rules read, so the API server's cost estimate of those rules
 # stays within its budget; the spec layer holds every spec to the same bounds (docs/spec.md).
@@ -338,6 +343,12 @@ class AutoscalerSpec(_Model):
         alias="dryRun",
         description="Decide, report and record, but never write the scale (an extension).",
     )
+    mode: Mode = Field(
+        "hpa", description="hpa: the HPA's decision; predictive: forecast the need a start-up ahead (an extension)."
+    )
+    predictive: PredictiveModel | None = Field(
+        None, description="mode: predictive's parameters (an extension); read only with mode: predictive."
+    )
 
 
 # Pydantic's errors for a value of the wrong JSON type, an unknown field, and the spec layer's own for a
@@ -474,6 +485,15 @@ DEFAULT_SCALE_DOWN = core.ScalingRules(
 )
 
 
+# `mode: predictive` without behavior: the default rules, with no scale-down stabilization of the HPA's.
+PREDICTIVE_BEHAVIOR = core.Behavior(
+    scale_up=DEFAULT_SCALE_UP,
+    scale_down=core.ScalingRules(
+        policies=DEFAULT_SCALE_DOWN.policies, select_policy=core.SelectPolicy.MAX, stabilization_window_seconds=0
+    ),
+)
+
+
 def _rules(model: ScalingRules | None, default: core.ScalingRules) -> core.ScalingRules:
     """copyHPAScalingRules: every field the user set replaces the default's."""
     if model is None:
@@ -501,6 +521,9 @@ def to_core(model: AutoscalerSpec) -> core.AutoscalerSpec:
             scale_up=_rules(model.behavior.scale_up, DEFAULT_SCALE_UP),
             scale_down=_rules(model.behavior.scale_down, DEFAULT_SCALE_DOWN),
         )
+    if model.mode == "predictive" and behavior is None:
+        # The mode keeps its own scale-down window (of needs, not of forecasts): the HPA's would hold a forecast.
+        behavior = PREDICTIVE_BEHAVIOR
     metrics = tuple(metric_to_core(m) for m in model.metrics) if model.metrics else (DEFAULT_METRIC,)
     return core.AutoscalerSpec(
         max_replicas=model.max_replicas,
@@ -509,4 +532,5 @@ def to_core(model: AutoscalerSpec) -> core.AutoscalerSpec:
         behavior=behavior,
         scale_target_ref=_ref(model.scale_target_ref),
         missing_pods=core.MissingPods(model.missing_pods),
+        predictive=(model.predictive or PredictiveModel()).to_core() if model.mode == "predictive" else None,
     )

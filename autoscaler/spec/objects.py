@@ -28,7 +28,7 @@ HPA_API_VERSION = "autoscaling/v2"
 HPA_KIND = "HorizontalPodAutoscaler"
 KINDS = {CRD_KIND: CRD_API_VERSION, HPA_KIND: HPA_API_VERSION}
 # The daemon's spec fields: a PrometheusAutoscaler has them, an autoscaling/v2 HPA does not.
-CRD_ONLY_FIELDS = ("syncPeriodSeconds", "dryRun")
+CRD_ONLY_FIELDS = ("syncPeriodSeconds", "dryRun", "mode", "predictive")
 
 
 class _Meta(BaseModel):

@@ -175,12 +175,18 @@ class ScaleEventModel(_Strict):
     outdated: bool = False
 
 
+class ForecastSampleModel(_Strict):
+    timestamp: Time
+    required: float = Field(ge=0, allow_inf_nan=False, description="Pods at the target needed then.")
+
+
 class BehaviorStateModel(_Strict):
     recommendations: list[RecommendationModel] | None = Field(
         None, description="Past proposals; null (or absent) means the target was never reconciled."
     )
     scale_up_events: list[ScaleEventModel] = Field(default_factory=list, alias="scaleUpEvents")
     scale_down_events: list[ScaleEventModel] = Field(default_factory=list, alias="scaleDownEvents")
+    forecast: list[ForecastSampleModel] = Field(default_factory=list, description="mode: predictive's history.")
 
     def to_core(self) -> core.BehaviorState:
         return behavior_state_from_json(self.model_dump(by_alias=True))
