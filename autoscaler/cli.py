@@ -151,6 +151,9 @@ def _parser() -> argparse.ArgumentParser:
     from autoscaler.simulate.cli import add_parser as add_simulate
 
     add_simulate(commands)
+    from autoscaler.simulate.backtest import add_parser as add_backtest
+
+    add_backtest(commands)
     commands.add_parser("emulator", help="run the Kubernetes API emulator on 127.0.0.1 (for demos and tests)")
     return parser
 
@@ -215,6 +218,10 @@ def _run(argv: list[str]) -> int:
         from autoscaler.spec.convert import run as convert_run
 
         return convert_run(args.files, output=args.output, out=sys.stdout, err=sys.stderr)
+    if args.command == "backtest":
+        from autoscaler.simulate.backtest import run as backtest_run
+
+        return backtest_run(args, out=sys.stdout, err=sys.stderr)
     if args.command == "simulate":
         from autoscaler.simulate.cli import run as simulate_run
 
