@@ -16,8 +16,11 @@ The forecast, each sync period:
 - rising: the line's slope carried `horizon_seconds` ahead (what the 60 s window hides + the start-up delay +
   one sync period), added to the need now; falling: the need now (a pod is removed at once: nothing to
   anticipate);
-- the count: `ceil(forecast x (1 + headroom))`, held at the current count while it is within `tolerance_up`
-  above or `tolerance_down` below (fewer, larger writes); never below the HPA's own proposal on a scale-up.
+- the count covers the larger of the forecast and the largest need of the last `scale_down_window_seconds`
+  (the mode's own scale-down stabilization, of needs rather than forecasts: a rise that ended holds no pods),
+  times `1 + headroom`, rounded up; it stays at the current count while that is at most `tolerance_up` above
+  or `tolerance_down` below it (fewer, larger writes). The fallback is the HPA's proposal, held on a scale-down
+  by the same window.
 """
 
 from __future__ import annotations
@@ -77,6 +80,7 @@ class Forecast:
     hpa_proposal: int
     proposal: int
     fallback: str = ""  # why the HPA's proposal was taken; "" when the forecast decided
+    why: str = ""  # what set the count when the forecast decided
 
     def explain(self) -> str:
         """One line: the forecast, its horizon and why the count."""
@@ -86,7 +90,7 @@ class Forecast:
         return (
             f"predictive: need {self.required:.2f} pods now{sat}, trend {self.slope_per_minute:+.2f}/min, "
             f"forecast {self.forecast:.2f} in {self.horizon_seconds} s -> {self.proposal} "
-            f"(HPA alone: {self.hpa_proposal})"
+            f"({self.why}; HPA alone: {self.hpa_proposal})"
         )
 
 
@@ -120,7 +124,7 @@ def propose(
     span = (now - kept[0][0]).total_seconds()
 
     def answer(
-        proposal: int, forecast: float, slope: float, noise: float, fallback: str
+        proposal: int, forecast: float, slope: float, noise: float, fallback: str, why: str = ""
     ) -> tuple[int, tuple[Sample, ...], Forecast]:
         return (
             proposal,
@@ -136,6 +140,7 @@ def propose(
                 hpa_proposal=hpa_proposal,
                 proposal=proposal,
                 fallback=fallback,
+                why=why,
             ),
         )
 
@@ -162,9 +167,14 @@ def propose(
     # stabilization holds, but of needs, not of forecasts: a trend that ended holds no pods).
     cover = max(forecast, held) * (1 + spec.headroom)
     wanted = math.ceil(cover - 1e-9)
+    if forecast >= held:
+        why = "the forecast"
+    else:
+        why = f"the largest need of the last {spec.scale_down_window_seconds} s, {held:.2f}"
     if current > 0 and (1 - spec.tolerance_down) * current <= cover <= (1 + spec.tolerance_up) * current:
         wanted = current
-    return answer(wanted, forecast, slope, noise, "")
+        why = f"held: {cover:.2f} is within -{spec.tolerance_down:g}/+{spec.tolerance_up:g} of the current {current}"
+    return answer(wanted, forecast, slope, noise, "", why)
 
 
 def need_of(result: MetricResult, spec: PredictiveSpec) -> Need | None:

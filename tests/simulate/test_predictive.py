@@ -52,7 +52,7 @@ def test_a_rising_need_is_carried_a_start_up_ahead() -> None:
     assert forecast.forecast == pytest.approx(16.0)
     assert proposal == 16
     assert forecast.explain() == (
-        "predictive: need 12.00 pods now, trend +4.00/min, forecast 16.00 in 60 s -> 16 (HPA alone: 13)"
+        "predictive: need 12.00 pods now, trend +4.00/min, forecast 16.00 in 60 s -> 16 (the forecast; HPA alone: 13)"
     )
 
 
@@ -69,9 +69,11 @@ def test_a_fall_is_held_by_the_largest_need_of_the_window() -> None:
     history = _history([10.0, 10.0, 4.0, 4.0, 4.0, 4.0, 4.0])
     proposal, _, forecast = propose(SPEC, history, [Need(4.0)], hpa_proposal=4, current=14, now=NOW)
     assert forecast.fallback == "" and proposal == 10
+    assert "(the largest need of the last 300 s, 10.00; HPA alone: 4)" in forecast.explain()
     # Within toleranceDown (20 %) of the current count: held, one write fewer.
-    proposal, _, _ = propose(SPEC, history, [Need(4.0)], hpa_proposal=4, current=12, now=NOW)
+    proposal, _, forecast = propose(SPEC, history, [Need(4.0)], hpa_proposal=4, current=12, now=NOW)
     assert proposal == 12
+    assert "(held: 10.00 is within -0.2/+0.3 of the current 12; HPA alone: 4)" in forecast.explain()
 
 
 def _run(scenario: Scenario, *, carry: object = None, observer: object = None) -> list[Decision]:
