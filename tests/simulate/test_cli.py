@@ -136,3 +136,48 @@ def test_a_spec_sets_min_max_and_behavior(tmp_path: Path, capsys: pytest.Capture
     # Between 40 and 41 pods (the oracle's floor is 40 too): nothing unserved, far fewer writes.
     assert bounded["scores"]["unserved"] == 0.0 < default["scores"]["unserved"]
     assert bounded["scaleWrites"] < default["scaleWrites"] / 2
+
+
+@pytest.mark.parametrize(
+    ("kind", "spec", "field"),
+    [
+        pytest.param("PrometheusAutoscaler", "  mode: forecast\n", "spec.mode", id="unknown-mode"),
+        pytest.param(
+            "PrometheusAutoscaler", "  mode: predictive\n  predictive: {horizonSeconds: -1}\n",
+            "spec.predictive.horizonSeconds", id="negative-horizon",
+        ),
+        pytest.param(
+            "PrometheusAutoscaler", "  mode: predictive\n  predictive: {horizon: 60}\n", "spec.predictive.horizon",
+            id="unknown-parameter",
+        ),
+        pytest.param("HorizontalPodAutoscaler", "  mode: predictive\n", "spec.mode", id="not-on-an-hpa"),
+    ],
+)  # fmt: skip
+def test_a_bad_mode_names_the_field(
+    tmp_path: Path, kind: str, spec: str, field: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    trace = _trace(tmp_path, _swell())
+    path = tmp_path / "spec.yaml"
+    api = "autoscaler.dev/v1alpha1" if kind == "PrometheusAutoscaler" else "autoscaling/v2"
+    path.write_text(
+        f"apiVersion: {api}\nkind: {kind}\nmetadata: {{name: web}}\n"
+        "spec:\n  scaleTargetRef: {kind: Deployment, name: web}\n  maxReplicas: 10\n" + spec
+    )
+    status, out, err = _simulate("--trace", str(trace), "--spec", str(path), capsys=capsys)
+    assert (status, out) == (1, "")
+    assert field in err and "Traceback" not in err
+
+
+def test_predictive_mode_reports_its_fallback_share(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    trace = _trace(tmp_path, _swell())
+    path = tmp_path / "spec.yaml"
+    path.write_text(
+        "apiVersion: autoscaler.dev/v1alpha1\nkind: PrometheusAutoscaler\nmetadata: {name: web}\n"
+        "spec:\n  scaleTargetRef: {kind: Deployment, name: web}\n  maxReplicas: 100\n  mode: predictive\n"
+    )
+    status, out, _ = _simulate("--trace", str(trace), "--spec", str(path), "-o", "json", capsys=capsys)
+    assert status == 0
+    document = json.loads(out)
+    assert document["mode"] == "predictive"
+    # The first three decisions have less than 60 s of history: they take the HPA's answer.
+    assert 3 / document["decisions"] <= document["fallbackShare"] < 0.5
