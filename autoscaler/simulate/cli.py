@@ -12,6 +12,7 @@ from typing import IO, Any
 from autoscaler.core import types as core
 from autoscaler.core.decision import Decision
 from autoscaler.simulate.model import (
+    EPOCH,
     SCENARIOS,
     Model,
     Prepared,
@@ -208,7 +209,7 @@ def run_prepared(
 
         def observer(inputs: DecisionInputs, decision: Decision) -> None:
             if decision.rescale:
-                seconds = round((inputs.now - _epoch()).total_seconds())
+                seconds = round((inputs.now - EPOCH).total_seconds())
                 (folder / f"t{seconds:08d}.json").write_text(json.dumps(inputs.json(), indent=1))
 
     result = simulate(
@@ -223,18 +224,12 @@ def run_prepared(
     return result, spec
 
 
-def _epoch() -> Any:
-    from autoscaler.simulate.model import EPOCH
-
-    return EPOCH
-
-
 def summary(result: Result, *, source: str, spec: AutoscalerSpec) -> dict[str, Any]:
     """The JSON form of a run (without its series)."""
     out: dict[str, Any] = {
         "trace": source,
         "scenario": result.scenario,
-        "mode": getattr(spec, "mode", "hpa"),
+        "mode": spec.mode,
         "capacityPerPod": result.capacity,
         "days": result.seconds / 86400,
         "decisions": result.decisions,

@@ -347,10 +347,10 @@ def simulate(
                     decision,
                 )
             decisions += 1
-            forecast = getattr(decision, "forecast", None)
+            forecast = decision.forecast
             if forecast is not None:
                 mode_decisions += 1
-                fallbacks += 1 if getattr(forecast, "fallback", "") else 0
+                fallbacks += 1 if forecast.fallback else 0
             state = decision.state if carry is None else carry(decision.state)
             conditions = decision.conditions
             last_scale_time = decision.status.last_scale_time
