@@ -8,8 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from autoscaler.cli import main
+from tests.spec.crd_schema import crd_problems
 
 META = {"to_per_second_factor": 1 / 60}
 
@@ -181,3 +183,13 @@ def test_predictive_mode_reports_its_fallback_share(tmp_path: Path, capsys: pyte
     assert document["mode"] == "predictive"
     # The first three decisions have less than 60 s of history: they take the HPA's answer.
     assert 3 / document["decisions"] <= document["fallbackShare"] < 0.5
+
+
+def test_the_example_predictive_spec_simulates(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    example = Path(__file__).resolve().parents[2] / "config" / "simulate" / "predictive.yaml"
+    trace = _trace(tmp_path, _swell())
+    status, out, err = _simulate("--trace", str(trace), "--spec", str(example), "-o", "json", capsys=capsys)
+    assert (status, err) == (0, "")
+    assert json.loads(out)["mode"] == "predictive"
+    # And the custom resource's schema (its CEL rules included) accepts it, as `kubectl apply` would.
+    assert crd_problems(yaml.safe_load(example.read_text())) == []
