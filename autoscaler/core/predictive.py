@@ -20,7 +20,8 @@ The forecast, each sync period:
   (the mode's own scale-down stabilization, of needs rather than forecasts: a rise that ended holds no pods),
   times `1 + headroom`, rounded up; it stays at the current count while that is at most `tolerance_up` above
   or `tolerance_down` below it (fewer, larger writes). The fallback is the HPA's proposal, held on a scale-down
-  by the same window.
+  as the HPA's tolerance and stabilization would (while a need of the window is within the tolerance below
+  the count) and never below the window's largest need.
 """
 
 from __future__ import annotations
@@ -114,8 +115,9 @@ def propose(
     hpa_proposal: int,
     current: int,
     now: datetime,
+    hpa_tolerance: float = 0.1,
 ) -> tuple[int, tuple[Sample, ...], Forecast]:
-    """The mode's proposal, the history to keep, and the explanation."""
+    """The mode's proposal, the history to keep, and the explanation (`hpa_tolerance`: the HPA's, downwards)."""
     saturated = any(n.saturated for n in needs)
     required = max((n.required * (spec.saturation_factor if n.saturated else 1.0) for n in needs), default=0.0)
     keep = max(spec.history_seconds, spec.scale_down_window_seconds, spec.trend_seconds)
@@ -145,8 +147,11 @@ def propose(
         )
 
     held = max((n for when, n in kept if (now - when).total_seconds() < spec.scale_down_window_seconds), default=0.0)
-    # The HPA's proposal, held on a scale-down by the largest need of the window, as its stabilization would.
-    fallback = hpa_proposal if hpa_proposal >= current else max(hpa_proposal, min(current, math.ceil(held - 1e-9)))
+    # The HPA's proposal, held on a scale-down as its tolerance and stabilization would: the count stays while
+    # any need of the window was within the tolerance below it, and never goes below the window's largest need.
+    fallback = hpa_proposal
+    if hpa_proposal < current:
+        fallback = current if held > (1 - hpa_tolerance) * current else max(hpa_proposal, math.ceil(held - 1e-9))
     if not needs:
         return answer(fallback, required, 0.0, 0.0, "no metric to forecast from")
     if span < spec.min_history_seconds:
@@ -200,7 +205,8 @@ def forecast_hook(
 ) -> tuple[int, BehaviorState, Forecast]:
     """`decide`'s hook: the mode's proposal in place of the metrics', and the state with its history."""
     needs = [n for n in (need_of(r, spec) for r in results) if n is not None]
+    tolerance = min((r.tolerances.scale_down for r in results), default=0.1)
     proposal, history, forecast = propose(
-        spec, state.forecast, needs, hpa_proposal=hpa_proposal, current=current, now=now
+        spec, state.forecast, needs, hpa_proposal=hpa_proposal, current=current, now=now, hpa_tolerance=tolerance
     )
     return proposal, replace(state, forecast=history), forecast

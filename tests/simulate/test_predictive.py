@@ -43,6 +43,21 @@ def test_short_or_noisy_history_falls_back_to_the_hpa(history: tuple[tuple[datet
     assert kept[-1] == (NOW, 7.0)
 
 
+@pytest.mark.parametrize(
+    ("needs", "proposal"),
+    [
+        pytest.param([9.5, 7.0, 7.0], 10, id="a-need-within-the-tolerance-holds"),
+        pytest.param([8.5, 7.0, 7.0], 9, id="the-largest-need-of-the-window-is-kept"),
+        pytest.param([7.0, 7.0, 7.0], 7, id="all-below-the-tolerance"),
+    ],
+)
+def test_the_fallback_scales_down_as_the_hpa_would(needs: list[float], proposal: int) -> None:
+    # Two samples of history only (fallback), 10 pods, the HPA proposes 7: it goes down only once every need of
+    # the window is more than its tolerance (0.1) below the count, and not below the window's largest need.
+    chosen, _, forecast = propose(SPEC, _history(needs[:-1]), [Need(needs[-1])], hpa_proposal=7, current=10, now=NOW)
+    assert forecast.fallback and chosen == proposal
+
+
 def test_a_rising_need_is_carried_a_start_up_ahead() -> None:
     # 4, 5, ..., 12 pods every 15 s: +4 pods a minute; 60 s ahead of the 12 needed now: 16.
     history = _history([4.0 + i for i in range(8)])
