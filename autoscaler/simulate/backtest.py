@@ -210,7 +210,7 @@ def run(args: argparse.Namespace, *, out: IO[str], err: IO[str]) -> int:
         lines = [text(document)]
         if "actual" in document:
             lines.append(
-                f"{'actual':12} {'':>10} {document['actual']['cost']:8.3f} "
+                f"{'actual':18} {'':>10} {document['actual']['cost']:8.3f} "
                 f"(mean {document['actual']['meanReplicas']:.1f} replicas)"
             )
         print("\n".join(lines), file=out)

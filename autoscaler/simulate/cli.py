@@ -253,11 +253,11 @@ def text(document: dict[str, Any]) -> str:
         f"{document['trace']} ({document['scenario']}): {document['days']:.2f} days, C = "
         f"{document['capacityPerPod']:.6g}/s per pod, {document['decisions']} decisions, "
         f"{document['scaleWrites']} scale writes",
-        f"{'':12} {'unserved':>10} {'cost':>8} {'events/day':>11}",
+        f"{'':18} {'unserved':>10} {'cost':>8} {'events/day':>11}",
     ]
     for label, key in ((f"spec ({document['mode']})", "scores"), ("oracle", "oracle")):
         s = document[key]
-        lines.append(f"{label:12} {s['unserved'] * 100:9.3f}% {s['cost']:8.3f} {s['eventsPerDay']:11.1f}")
+        lines.append(f"{label:18} {s['unserved'] * 100:9.3f}% {s['cost']:8.3f} {s['eventsPerDay']:11.1f}")
     if "fallbackShare" in document:
         lines.append(f"fell back to the HPA's answer in {document['fallbackShare'] * 100:.1f} % of decisions")
     return "\n".join(lines)
