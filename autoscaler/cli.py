@@ -148,6 +148,12 @@ def _parser() -> argparse.ArgumentParser:
     plan.add_argument("--config", required=True, metavar="FILE", help="the daemon's settings (YAML)")
     plan.add_argument("--kubeconfig", metavar="PATH", help="a kubeconfig file (default: in-cluster, else $KUBECONFIG)")
     plan.add_argument("-o", "--output", choices=("text", "json"), default="text", help="a table, or JSON")
+    from autoscaler.simulate.cli import add_parser as add_simulate
+
+    add_simulate(commands)
+    from autoscaler.simulate.backtest import add_parser as add_backtest
+
+    add_backtest(commands)
     commands.add_parser("emulator", help="run the Kubernetes API emulator on 127.0.0.1 (for demos and tests)")
     return parser
 
@@ -215,6 +221,14 @@ def _run(argv: list[str]) -> int:
         from autoscaler.spec.convert import run as convert_run
 
         return convert_run(args.files, output=args.output, out=sys.stdout, err=sys.stderr)
+    if args.command == "backtest":
+        from autoscaler.simulate.backtest import run as backtest_run
+
+        return backtest_run(args, out=sys.stdout, err=sys.stderr)
+    if args.command == "simulate":
+        from autoscaler.simulate.cli import run as simulate_run
+
+        return simulate_run(args, out=sys.stdout, err=sys.stderr)
     if args.command == "run":
         from autoscaler.daemon.app import main_run
 

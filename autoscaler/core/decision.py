@@ -31,6 +31,7 @@ from autoscaler.core.events import Event, EventReason, EventType, failed_rescale
 from autoscaler.core.labels import SelectorSyntaxError, parse_selector
 from autoscaler.core.metric import MetricResult, MetricStatus, compute_metric, tolerances_for
 from autoscaler.core.pause import Pause, hold, resumed
+from autoscaler.core.predictive import Forecast, forecast_hook
 from autoscaler.core.queue import ExtraResult, proposals
 from autoscaler.core.rollout import adjusted as rollout_adjusted
 from autoscaler.core.rollout import rollout_count
@@ -102,6 +103,8 @@ class Decision:
     shadow: ShadowComparison | None = None
     # The drain-time and formula proposals (core/queue.py), beside `metrics`; empty without them.
     extra_metrics: tuple[ExtraResult, ...] = ()
+    # `mode: predictive`: what it forecast and chose (None on the HPA path).
+    forecast: Forecast | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,6 +165,7 @@ class _Computed:
     normalized: Normalized
     error: str | None
     extras: tuple[ExtraResult, ...] = ()
+    forecast: Forecast | None = None
 
 
 @dataclass
@@ -385,6 +389,9 @@ def decide(
     # reconcileAutoscaler starts from desiredReplicas 0 and takes the metrics' proposal only above it: a
     # negative proposal (a negative metric, an int32 conversion gone out of range) is 0 from here on.
     proposal = max(outcome.replicas, 0)
+    forecast = None
+    if spec.predictive is not None:
+        proposal, state, forecast = forecast_hook(spec.predictive, outcome.results, state, proposal, current, now)
     rescale_reason = ""
     if proposal > current:
         rescale_reason = f"{outcome.metric} above target"
@@ -451,6 +458,7 @@ def decide(
         normalized=normalized,
         error=outcome.error,
         extras=outcome.extras,
+        forecast=forecast,
     )
     decision = _finish(
         run,
@@ -562,21 +570,12 @@ def _finish(
         state=state,
         error=computed.error if computed else None,
         summary=_noted(
-            (
-                summary
-                or _summary(
-                    current,
-                    desired,
-                    rescale_reason,
-                    normalized,
-                    proposal,
-                    computed.proposing_metric if computed else "",
-                )
-            )
+            (summary or _summary(current, desired, rescale_reason, normalized, proposal, computed))
             + _explain_extras(computed.extras if computed else ()),
             notes,
         ),
         extra_metrics=computed.extras if computed else (),
+        forecast=computed.forecast if computed else None,
     )
 
 
@@ -755,11 +754,19 @@ def _explain_extras(extras: tuple[ExtraResult, ...]) -> str:
 
 
 def _summary(
-    current: int, desired: int, reason: str, normalized: Normalized | None, proposal: int | None, proposer: str = ""
+    current: int,
+    desired: int,
+    reason: str,
+    normalized: Normalized | None,
+    proposal: int | None,
+    computed: _Computed | None = None,
 ) -> str:
     if normalized is None:
         return f"{current} -> {desired}: {reason}" if desired != current else f"stay at {current}"
+    proposer = computed.proposing_metric if computed is not None else ""
     parts = [f"the fallback proposes {proposal}" if proposer == FALLBACK_PROPOSER else f"metrics propose {proposal}"]
+    if computed is not None and computed.forecast is not None:
+        parts = [computed.forecast.explain()]
     stab = normalized.stabilization
     if stab.stabilized != stab.proposal:
         parts.append(f"stabilized to {stab.stabilized} ({stab.reason})")

@@ -8,6 +8,7 @@ snapshots (docs/snapshot.md), and printed by `autoscaler replay`. `recommendatio
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Mapping
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -38,6 +39,11 @@ def behavior_state_to_json(state: BehaviorState) -> dict[str, Any]:
         document["metricHealth"] = [_health_to_json(h) for h in state.metric_health]
     if state.idle_since is not None:
         document["idleSince"] = format_time(state.idle_since)
+
+    if state.forecast:  # mode: predictive only; absent is empty
+        document["forecast"] = [
+            {"timestamp": format_time(when), "required": required} for when, required in state.forecast
+        ]
     return document
 
 
@@ -63,6 +69,13 @@ def _health_from_json(item: Any, field: str) -> MetricHealth:
         last_good=value,
         last_good_time=parse_time(good["time"]) if good else None,
     )
+
+
+def _need(value: Any, field: str) -> float:
+    """A forecast sample's need: a finite, non-negative number (repr round-trips a float exactly)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+        raise ValueError(f"{field}: {value!r} is not a non-negative number")
+    return float(value)
 
 
 def _count(value: Any, field: str, *, minimum: int) -> int:
@@ -113,6 +126,10 @@ def behavior_state_from_json(data: Mapping[str, Any] | None) -> BehaviorState:
             _health_from_json(item, f"metricHealth[{i}]") for i, item in enumerate(data.get("metricHealth") or ())
         ),
         idle_since=parse_time(data["idleSince"]) if data.get("idleSince") else None,
+        forecast=tuple(
+            (parse_time(f["timestamp"]), _need(f["required"], f"forecast[{i}].required"))
+            for i, f in enumerate(data.get("forecast") or ())
+        ),
     )
 
 

@@ -19,6 +19,8 @@ if TYPE_CHECKING:  # the extensions' own modules import this one
     from autoscaler.core.queue import ExtraMetrics
     from autoscaler.core.zero import ScaleToZero
 
+from autoscaler.core.predictive import PredictiveSpec
+
 # --------------------------------------------------------------------------------------------------------
 # The autoscaler spec (autoscaling/v2 HorizontalPodAutoscalerSpec, in the core's terms)
 # --------------------------------------------------------------------------------------------------------
@@ -174,6 +176,8 @@ class AutoscalerSpec:
     rollout_aware: bool = False
     # Before a scale-down, pods get a pod-deletion-cost from a per-pod metric (core/deletion_cost.py).
     pod_deletion_cost: PodDeletionCost | None = None
+    # `mode: predictive` (core/predictive.py); None is the HPA.
+    predictive: PredictiveSpec | None = None
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -391,6 +395,8 @@ class BehaviorState:
     # idle stretch (scaleToZero's cooldown).
     metric_health: tuple[MetricHealth, ...] = ()
     idle_since: datetime | None = None
+    # `mode: predictive`: (time, pods needed at the target) of the recent decisions, oldest first.
+    forecast: tuple[tuple[datetime, float], ...] = ()
 
 
 # --------------------------------------------------------------------------------------------------------

@@ -46,6 +46,7 @@ from autoscaler.spec.fields import (
     PositiveInt32,
     PositiveQuantity,
 )
+from autoscaler.spec.predictive import PredictiveModel
 from autoscaler.spec.prometheus import PrometheusBinding
 from autoscaler.spec.queue import DrainTimeSpec, FormulaSpec, extra_metrics_to_core
 from autoscaler.spec.shadow import DEFAULT_MODE, Mode, ShadowSpec
@@ -352,7 +353,13 @@ class AutoscalerSpec(_Model):
         description="Decide, report and record, but never write the scale (an extension).",
     )
     # Shadow mode and its comparison (spec/shadow.py; docs/spec.md, "Shadow mode").
-    mode: Mode = Field(DEFAULT_MODE, description="hpa (default): decide and write; shadow: dry-run and compare.")
+    mode: Mode = Field(
+        DEFAULT_MODE,
+        description=(
+            "hpa (default): decide and write; shadow: dry-run and compare; predictive: forecast the need a "
+            "start-up ahead (an extension)."
+        ),
+    )
     shadow: ShadowSpec | None = Field(None, description="The autoscaler a spec in shadow mode is compared with.")
     # Extra proposals beside the metrics (autoscaler/spec/queue.py, docs/spec.md "Drain time", "Formula").
     drain_time: DrainTimeSpec | None = Field(None, alias="drainTime", description="A queue's drain-time proposal.")
@@ -366,6 +373,9 @@ class AutoscalerSpec(_Model):
     scale_down: ScaleDown | None = Field(None, alias="scaleDown", description="Before a scale-down (spec/spare.py).")
     rollout_aware: bool = Field(
         False, alias="rolloutAware", description="Surge pods of a rollout do not inflate the count (an extension)."
+    )
+    predictive: PredictiveModel | None = Field(
+        None, description="mode: predictive's parameters (an extension); read only with mode: predictive."
     )
 
 
@@ -503,6 +513,15 @@ DEFAULT_SCALE_DOWN = core.ScalingRules(
 )
 
 
+# `mode: predictive` without behavior: the default rules, with no scale-down stabilization of the HPA's.
+PREDICTIVE_BEHAVIOR = core.Behavior(
+    scale_up=DEFAULT_SCALE_UP,
+    scale_down=core.ScalingRules(
+        policies=DEFAULT_SCALE_DOWN.policies, select_policy=core.SelectPolicy.MAX, stabilization_window_seconds=0
+    ),
+)
+
+
 def _rules(model: ScalingRules | None, default: core.ScalingRules) -> core.ScalingRules:
     """copyHPAScalingRules: every field the user set replaces the default's."""
     if model is None:
@@ -530,6 +549,9 @@ def to_core(model: AutoscalerSpec) -> core.AutoscalerSpec:
             scale_up=_rules(model.behavior.scale_up, DEFAULT_SCALE_UP),
             scale_down=_rules(model.behavior.scale_down, DEFAULT_SCALE_DOWN),
         )
+    if model.mode == "predictive" and behavior is None:
+        # The mode keeps its own scale-down window (of needs, not of forecasts): the HPA's would hold a forecast.
+        behavior = PREDICTIVE_BEHAVIOR
     extra = extra_metrics_to_core(model.drain_time, model.formula)
     # No metrics default to CPU, unless a drain time or a formula proposes instead (docs/spec.md).
     metrics = tuple(metric_to_core(m) for m in model.metrics) if model.metrics else () if extra else (DEFAULT_METRIC,)
@@ -545,6 +567,7 @@ def to_core(model: AutoscalerSpec) -> core.AutoscalerSpec:
         fallback=fallback_to_core(model.fallback),
         rollout_aware=model.rollout_aware,
         pod_deletion_cost=deletion_cost_to_core(model.scale_down),
+        predictive=(model.predictive or PredictiveModel()).to_core() if model.mode == "predictive" else None,
     )
 
 

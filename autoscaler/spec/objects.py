@@ -34,7 +34,7 @@ KINDS = {CRD_KIND: CRD_API_VERSION, HPA_KIND: HPA_API_VERSION}
 # The daemon's spec fields: a PrometheusAutoscaler has them, an autoscaling/v2 HPA does not.
 CRD_ONLY_FIELDS = (
     "syncPeriodSeconds", "dryRun", "mode", "shadow", "drainTime", "formula", "scaleToZero", "fallback",
-    "rolloutAware", "scaleDown",
+    "rolloutAware", "scaleDown", "predictive",
 )  # fmt: skip
 
 

@@ -19,8 +19,9 @@ from autoscaler.spec.errors import Problem, join
 from autoscaler.spec.fields import ObjectName
 
 # Every value of `spec.mode`: `hpa` (the default) decides and writes as the HPA does; `shadow` never writes and
-# compares with the autoscaler it would replace.
-Mode = Literal["hpa", "shadow"]
+# compares with the autoscaler it would replace; `predictive` forecasts the need a start-up delay ahead
+# (spec.predictive, core/predictive.py).
+Mode = Literal["hpa", "shadow", "predictive"]
 MODES: tuple[str, ...] = get_args(Mode)
 DEFAULT_MODE: Mode = "hpa"
 SHADOW: Mode = "shadow"

@@ -190,6 +190,11 @@ class MetricHealthModel(_Strict):
     last_good: LastGoodModel | None = Field(None, alias="lastGood")
 
 
+class ForecastSampleModel(_Strict):
+    timestamp: Time
+    required: float = Field(ge=0, allow_inf_nan=False, description="Pods at the target needed then.")
+
+
 class BehaviorStateModel(_Strict):
     recommendations: list[RecommendationModel] | None = Field(
         None, description="Past proposals; null (or absent) means the target was never reconciled."
@@ -199,6 +204,7 @@ class BehaviorStateModel(_Strict):
     # Extensions: fallback's per-metric memory and scaleToZero's idle stretch (docs/snapshot.md).
     metric_health: list[MetricHealthModel] = Field(default_factory=list, alias="metricHealth")
     idle_since: Time | None = Field(None, alias="idleSince")
+    forecast: list[ForecastSampleModel] = Field(default_factory=list, description="mode: predictive's history.")
 
     def to_core(self) -> core.BehaviorState:
         return behavior_state_from_json(self.model_dump(by_alias=True))

@@ -1,0 +1,212 @@
+"""`mode: predictive`: a forecast of the pods the metrics will need once a new pod is ready, with its reasons.
+
+Pure and stdlib only; `now` and the history are parameters, the history comes back as plain data for the
+behaviour state (serialised by core/state.py). The decision core calls `propose` with, per metric, how many pods
+at the target the current reading needs (the HPA's usage ratio x its ready pods) and whether a CPU utilization
+reading is saturated; the answer replaces the metrics' proposal, and the HPA's stabilization, rate limits and
+min/max apply to it as to the HPA's own. The model and its tuning: docs/performance.md, "mode: predictive".
+
+The forecast, each sync period:
+- `required`: the largest need of the metrics; a saturated CPU reading (at or above `saturation_percent` of the
+  request) hides how much more is wanted, so it counts `saturation_factor` times (Knative's panic mode, in
+  spirit: scale by more than the reading shows while saturated);
+- the history keeps `(time, required)` for `history_seconds`; with less than `min_history_seconds` of it, or
+  when the least-squares line through the last `trend_seconds` fits worse than `max_noise` (its RMS residual
+  over the mean), the HPA's proposal is taken as is (fallback);
+- rising: the line's slope carried `horizon_seconds` ahead (what the 60 s window hides + the start-up delay +
+  one sync period), added to the need now; falling: the need now (a pod is removed at once: nothing to
+  anticipate);
+- the count covers the larger of the forecast and the largest need of the last `scale_down_window_seconds`
+  (the mode's own scale-down stabilization, of needs rather than forecasts: a rise that ended holds no pods),
+  times `1 + headroom`, rounded up; it stays at the current count while that is at most `tolerance_up` above
+  or `tolerance_down` below it (fewer, larger writes). The fallback is the HPA's proposal, held on a scale-down
+  as the HPA's tolerance and stabilization would (while a need of the window is within the tolerance below
+  the count) and never below the window's largest need.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the core's types import this module's PredictiveSpec: no import cycle at run time
+    from autoscaler.core.metric import MetricResult
+    from autoscaler.core.types import BehaviorState
+
+# One point of the history: when, and the pods at the target the metrics needed then.
+Sample = tuple[datetime, float]
+
+
+@dataclass(frozen=True, slots=True)
+class PredictiveSpec:
+    """The parameters of `mode: predictive` (spec.predictive; docs/spec.md)."""
+
+    horizon_seconds: int = 60
+    trend_seconds: int = 240
+    history_seconds: int = 300
+    min_history_seconds: int = 60
+    max_noise: float = 0.5
+    saturation_percent: int = 95
+    saturation_factor: float = 2.0
+    headroom: float = 0.0
+    tolerance_up: float = 0.3
+    tolerance_down: float = 0.2
+    trend_significance: float = 3.0
+    smooth: bool = False
+    scale_down_window_seconds: int = 300
+
+
+@dataclass(frozen=True, slots=True)
+class Need:
+    """One metric's need now: pods at the target (fractional) and whether its CPU reading is saturated."""
+
+    required: float
+    saturated: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Forecast:
+    """What the mode saw, forecast and chose, for the decision's explanation."""
+
+    required: float
+    forecast: float
+    slope_per_minute: float
+    horizon_seconds: int
+    noise: float
+    history_seconds: float
+    saturated: bool
+    hpa_proposal: int
+    proposal: int
+    fallback: str = ""  # why the HPA's proposal was taken; "" when the forecast decided
+    why: str = ""  # what set the count when the forecast decided
+
+    def explain(self) -> str:
+        """One line: the forecast, its horizon and why the count."""
+        if self.fallback:
+            return f"predictive: fell back to the HPA's {self.hpa_proposal} ({self.fallback})"
+        sat = ", CPU saturated: need counted x2" if self.saturated else ""
+        return (
+            f"predictive: need {self.required:.2f} pods now{sat}, trend {self.slope_per_minute:+.2f}/min, "
+            f"forecast {self.forecast:.2f} in {self.horizon_seconds} s -> {self.proposal} "
+            f"({self.why}; HPA alone: {self.hpa_proposal})"
+        )
+
+
+def _fit(points: Sequence[tuple[float, float]]) -> tuple[float, float, float]:
+    """Least squares through (x, y): slope, value at the last x, RMS residual."""
+    n = len(points)
+    mx = sum(x for x, _ in points) / n
+    my = sum(y for _, y in points) / n
+    sxx = sum((x - mx) ** 2 for x, _ in points)
+    slope = sum((x - mx) * (y - my) for x, y in points) / sxx if sxx > 0 else 0.0
+    intercept = my - slope * mx
+    rms = math.sqrt(sum((y - (intercept + slope * x)) ** 2 for x, y in points) / n)
+    return slope, intercept + slope * points[-1][0], rms
+
+
+def propose(
+    spec: PredictiveSpec,
+    history: Sequence[Sample],
+    needs: Sequence[Need],
+    *,
+    hpa_proposal: int,
+    current: int,
+    now: datetime,
+    hpa_tolerance: float = 0.1,
+) -> tuple[int, tuple[Sample, ...], Forecast]:
+    """The mode's proposal, the history to keep, and the explanation (`hpa_tolerance`: the HPA's, downwards)."""
+    saturated = any(n.saturated for n in needs)
+    required = max((n.required * (spec.saturation_factor if n.saturated else 1.0) for n in needs), default=0.0)
+    keep = max(spec.history_seconds, spec.scale_down_window_seconds, spec.trend_seconds)
+    kept = tuple(s for s in history if 0 < (now - s[0]).total_seconds() < keep)
+    kept += ((now, required),)
+    span = (now - kept[0][0]).total_seconds()
+
+    def answer(
+        proposal: int, forecast: float, slope: float, noise: float, fallback: str, why: str = ""
+    ) -> tuple[int, tuple[Sample, ...], Forecast]:
+        return (
+            proposal,
+            kept,
+            Forecast(
+                required=required,
+                forecast=forecast,
+                slope_per_minute=slope * 60,
+                horizon_seconds=spec.horizon_seconds,
+                noise=noise,
+                history_seconds=span,
+                saturated=saturated,
+                hpa_proposal=hpa_proposal,
+                proposal=proposal,
+                fallback=fallback,
+                why=why,
+            ),
+        )
+
+    held = max((n for when, n in kept if (now - when).total_seconds() < spec.scale_down_window_seconds), default=0.0)
+    # The HPA's proposal, held on a scale-down as its tolerance and stabilization would: the count stays while
+    # any need of the window was within the tolerance below it, and never goes below the window's largest need.
+    fallback = hpa_proposal
+    if hpa_proposal < current:
+        fallback = current if held > (1 - hpa_tolerance) * current else max(hpa_proposal, math.ceil(held - 1e-9))
+    if not needs:
+        return answer(fallback, required, 0.0, 0.0, "no metric to forecast from")
+    if span < spec.min_history_seconds:
+        return answer(fallback, required, 0.0, 0.0, f"{span:.0f} s of history, {spec.min_history_seconds} s needed")
+    recent = [((s[0] - now).total_seconds(), s[1]) for s in kept if (now - s[0]).total_seconds() <= spec.trend_seconds]
+    slope, level, rms = _fit(recent)
+    mean = sum(y for _, y in recent) / len(recent)
+    noise = rms / mean if mean > 0 else 0.0
+    fit_span = recent[-1][0] - recent[0][0]
+    if abs(slope) * fit_span < spec.trend_significance * rms:
+        slope = 0.0  # a trend the noise could make: not carried ahead
+    if noise > spec.max_noise:
+        reason = f"too noisy to forecast: residual {noise:.2f} of the mean > {spec.max_noise}"
+        return answer(fallback, required, slope, noise, reason)
+    base = max(level, 0.0) if spec.smooth else required
+    forecast = base + max(slope, 0.0) * spec.horizon_seconds
+    # The need to cover: the forecast, and the largest need of the scale-down window (what the HPA's
+    # stabilization holds, but of needs, not of forecasts: a trend that ended holds no pods).
+    cover = max(forecast, held) * (1 + spec.headroom)
+    wanted = math.ceil(cover - 1e-9)
+    if forecast >= held:
+        why = "the forecast"
+    else:
+        why = f"the largest need of the last {spec.scale_down_window_seconds} s, {held:.2f}"
+    if current > 0 and (1 - spec.tolerance_down) * current <= cover <= (1 + spec.tolerance_up) * current:
+        wanted = current
+        why = f"held: {cover:.2f} is within -{spec.tolerance_down:g}/+{spec.tolerance_up:g} of the current {current}"
+    return answer(wanted, forecast, slope, noise, "", why)
+
+
+def need_of(result: MetricResult, spec: PredictiveSpec) -> Need | None:
+    """A computed metric's need: its usage ratio x the pods it counted ready (the HPA's own proposal, unrounded)."""
+    calc = result.calculation
+    if calc is None:
+        return None
+    if calc.usage_ratio is not None and calc.ready_pod_count:
+        required = calc.usage_ratio * calc.ready_pod_count
+    else:
+        required = float(calc.replicas)
+    saturated = result.spec.target.type == "Utilization" and calc.usage >= spec.saturation_percent
+    return Need(required, saturated)
+
+
+def forecast_hook(
+    spec: PredictiveSpec,
+    results: Sequence[MetricResult],
+    state: BehaviorState,
+    hpa_proposal: int,
+    current: int,
+    now: datetime,
+) -> tuple[int, BehaviorState, Forecast]:
+    """`decide`'s hook: the mode's proposal in place of the metrics', and the state with its history."""
+    needs = [n for n in (need_of(r, spec) for r in results) if n is not None]
+    tolerance = min((r.tolerances.scale_down for r in results), default=0.1)
+    proposal, history, forecast = propose(
+        spec, state.forecast, needs, hpa_proposal=hpa_proposal, current=current, now=now, hpa_tolerance=tolerance
+    )
+    return proposal, replace(state, forecast=history), forecast

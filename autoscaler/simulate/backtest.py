@@ -1,0 +1,217 @@
+"""`autoscaler backtest`: `autoscaler simulate` with the demand read from Prometheus history (query_range).
+
+The demand is one series: the user's PromQL expression (e.g. `sum(rate(http_requests_total{app="web"}[1m]))`),
+already a rate per second, evaluated over [start, end] every `step` seconds; the same model as `simulate` then
+runs over it (docs/performance.md). `--replicas-query` names the replicas the workload really had (e.g.
+kube-state-metrics' `kube_deployment_status_replicas`), drawn beside the simulated ones and scored like them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import IO, Any
+
+import requests
+
+from autoscaler.simulate.cli import (
+    InputError,
+    add_model_flags,
+    base_spec,
+    model_of,
+    run_prepared,
+    settings_of,
+    summary,
+    text,
+)
+from autoscaler.simulate.model import SCENARIOS, Model, oracle_count, prepare
+
+BACKTEST_HELP = """\
+Run a spec through the simulation of `autoscaler simulate` (docs/performance.md) with the demand read from
+Prometheus: the --query expression, one series of demand per second (sum it), evaluated with query_range
+from --start to --end every --query-step seconds. --replicas-query, one series, is the replicas the workload
+really had: its cost against the oracle is printed, and it is drawn beside the simulated replicas.
+
+Exit status: 0 on success, 1 when Prometheus cannot answer or its answer cannot be used (the message says
+which query and why), or a spec or parameter is wrong, 2 for a usage error.
+"""
+
+
+def add_parser(commands: Any) -> None:
+    """The `backtest` sub-command's arguments."""
+    parser = commands.add_parser(
+        "backtest",
+        help="score a spec's decisions over the demand Prometheus recorded",
+        description=BACKTEST_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--prometheus", required=True, metavar="URL", help="the Prometheus server's base URL")
+    parser.add_argument("--query", required=True, metavar="PROMQL", help="the demand per second, one series")
+    parser.add_argument("--start", required=True, help="RFC 3339 time or Unix seconds")
+    parser.add_argument("--end", required=True, help="RFC 3339 time or Unix seconds")
+    parser.add_argument("--query-step", type=float, default=60.0, help="query_range resolution in seconds (default 60)")
+    parser.add_argument("--replicas-query", metavar="PROMQL", help="the replicas the workload really had")
+    parser.add_argument("--timeout", type=float, default=30.0, help="seconds per request (default 30)")
+    parser.add_argument("--spec", metavar="SPEC", help="a spec file with one autoscaler (YAML)")
+    parser.add_argument("--scenario", choices=SCENARIOS, default="rps", help="the metric and its target (default rps)")
+    parser.add_argument("--chart", metavar="PNG", help="draw demand, capacity, replicas and unserved demand")
+    parser.add_argument("-o", "--output", choices=("text", "json"), default="text", help="the output format")
+    add_model_flags(parser)
+
+
+def parse_time(text: str, *, flag: str) -> float:
+    """Unix seconds from RFC 3339 or a number; InputError naming the flag."""
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise InputError(f"{flag}: not an RFC 3339 time or Unix seconds: {text!r}") from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return when.timestamp()
+
+
+def query_range(
+    url: str, query: str, *, start: float, end: float, step: float, timeout: float, flag: str
+) -> tuple[list[float], list[float]]:
+    """One series of `query` over [start, end]: its times (Unix seconds) and values; InputError saying why not."""
+    try:
+        response = requests.get(
+            url.rstrip("/") + "/api/v1/query_range",
+            params={"query": query, "start": f"{start:.3f}", "end": f"{end:.3f}", "step": f"{step:g}"},
+            timeout=timeout,
+        )
+    except requests.RequestException as err:
+        raise InputError(f"{flag}: Prometheus at {url} did not answer: {err}") from err
+    try:
+        body = response.json()
+    except ValueError:
+        raise InputError(f"{flag}: Prometheus at {url} answered HTTP {response.status_code}, not JSON") from None
+    if not isinstance(body, dict) or body.get("status") != "success":
+        error = body.get("error") if isinstance(body, dict) else None
+        raise InputError(f"{flag}: Prometheus refused the query (HTTP {response.status_code}): {error or body}")
+    data = body.get("data") or {}
+    result = data.get("result") if isinstance(data, dict) else None
+    if data.get("resultType") != "matrix" or not isinstance(result, list):
+        raise InputError(f"{flag}: expected a range vector (matrix) answer, got {data.get('resultType')!r}")
+    if len(result) != 1:
+        raise InputError(
+            f"{flag}: the query returned {len(result)} series over the range; it must return one (aggregate it, "
+            "e.g. sum(...))"
+        )
+    times: list[float] = []
+    values: list[float] = []
+    for when, value in result[0].get("values", []):
+        number = float(value)
+        if not math.isfinite(number) or number < 0:
+            stamp = datetime.fromtimestamp(float(when), UTC).isoformat()
+            raise InputError(f"{flag}: the value at {stamp} is {value}: demand must be a finite number >= 0")
+        times.append(float(when))
+        values.append(number)
+    if len(times) < 2:
+        raise InputError(f"{flag}: the query has {len(times)} point(s) over the range: two or more are needed")
+    return times, values
+
+
+def actual_replicas(
+    times: Sequence[float],
+    replicas: Sequence[float],
+    demand: Sequence[float],
+    *,
+    capacity: float,
+    model: Model,
+    minimum: int,
+) -> tuple[list[float], list[float], float]:
+    """The real replicas (times relative to the demand's start) held from sample to sample at the simulation's
+    steps (the first value before the first sample), and their cost against the oracle."""
+    counts: list[float] = []
+    j = 0
+    for k in range(len(demand)):
+        t = k * model.step
+        while j + 1 < len(times) and times[j + 1] <= t:
+            j += 1
+        counts.append(replicas[j])
+    oracle = sum(oracle_count(d, capacity=capacity, model=model, min_replicas=minimum) for d in demand)
+    return [k * model.step for k in range(len(counts))], counts, (sum(counts) / oracle if oracle else 0.0)
+
+
+def run(args: argparse.Namespace, *, out: IO[str], err: IO[str]) -> int:
+    """`autoscaler backtest`; 1 with one message on standard error when an input or an answer is wrong."""
+    from autoscaler.simulate.chart import ChartError, draw
+
+    try:
+        model = model_of(args)
+        settings = settings_of(args)
+        base = base_spec(args)
+        start = parse_time(args.start, flag="--start")
+        end = parse_time(args.end, flag="--end")
+        if not end > start:
+            raise InputError(f"--end: {args.end} is not after --start {args.start}")
+        if not (math.isfinite(args.query_step) and args.query_step > 0):
+            raise InputError(f"--query-step: must be a positive number of seconds, not {args.query_step}")
+        factor = 1.0
+        if args.per_second_factor is not None and args.per_second_factor.lower() != "none":
+            try:
+                factor = float(args.per_second_factor)
+            except ValueError:
+                raise InputError(f"--per-second-factor: not a number: {args.per_second_factor!r}") from None
+        times, values = query_range(
+            args.prometheus,
+            args.query,
+            start=start,
+            end=end,
+            step=args.query_step,
+            timeout=args.timeout,
+            flag="--query",
+        )
+        first = times[0]
+        try:
+            prepared = prepare([t - first for t in times], [v * factor for v in values], model=model)
+        except ValueError as error:
+            raise InputError(f"--query: {error}") from error
+        result, spec = run_prepared(prepared, scenario=args.scenario, base=base, model=model, settings=settings)
+        document = summary(result, source=args.query, spec=spec)
+        document["start"] = datetime.fromtimestamp(first, UTC).isoformat()
+        actual = None
+        if args.replicas_query:
+            r_times, r_values = query_range(
+                args.prometheus,
+                args.replicas_query,
+                start=start,
+                end=end,
+                step=args.query_step,
+                timeout=args.timeout,
+                flag="--replicas-query",
+            )
+            steps, counts, cost = actual_replicas(
+                [t - first for t in r_times],
+                r_values,
+                prepared.demand,
+                capacity=prepared.capacity,
+                model=model,
+                minimum=spec.min_replicas if spec.min_replicas is not None else 1,
+            )
+            actual = (steps, counts)
+            document["actual"] = {"cost": cost, "meanReplicas": sum(counts) / len(counts)}
+        if args.chart:
+            draw(result, args.chart, title=f"backtest: {args.query} ({args.scenario})", actual=actual)
+    except (InputError, ChartError) as error:
+        print(f"autoscaler backtest: {error}", file=err)
+        return 1
+    if args.output == "json":
+        print(json.dumps(document, indent=2), file=out)
+    else:
+        lines = [text(document)]
+        if "actual" in document:
+            lines.append(
+                f"{'actual':18} {'':>10} {document['actual']['cost']:8.3f} "
+                f"(mean {document['actual']['meanReplicas']:.1f} replicas)"
+            )
+        print("\n".join(lines), file=out)
+    return 0

@@ -1,0 +1,60 @@
+"""The chart of a run: demand and ready capacity, replicas beside the oracle's, unserved demand, over time."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from autoscaler.simulate.model import Result
+
+MISSING = "the chart needs matplotlib, which is not installed: pip install 'autoscaler[chart]'"
+
+
+class ChartError(Exception):
+    """The chart could not be drawn (matplotlib missing, or the file not writable)."""
+
+
+def draw(
+    result: Result,
+    path: str,
+    *,
+    title: str,
+    actual: tuple[Sequence[float], Sequence[float]] | None = None,
+) -> None:
+    """Write the chart of `result` to `path` (PNG, or any format matplotlib knows by the extension).
+
+    `actual` is (times in seconds, replicas): the replicas the workload really had, drawn beside (backtest).
+    """
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as err:
+        raise ChartError(MISSING) from err
+    series = result.series
+    hours = [t / 3600 for t in series.times]
+    figure, (top, middle, bottom) = plt.subplots(3, 1, sharex=True, figsize=(14, 9))
+    top.plot(hours, series.demand, label="demand (per s)", linewidth=0.7, color="tab:blue")
+    top.plot(hours, series.ready_capacity, label="ready capacity", linewidth=0.7, color="tab:green")
+    top.set_ylabel("units / s")
+    top.legend(loc="upper right")
+    top.set_title(title)
+    middle.plot(hours, series.replicas, label="replicas (simulated)", linewidth=0.8, color="tab:orange")
+    middle.plot(hours, series.oracle, label="oracle", linewidth=0.6, color="tab:gray", alpha=0.7)
+    if actual is not None:
+        middle.plot(
+            [t / 3600 for t in actual[0]], actual[1], label="replicas (actual)", linewidth=0.8, color="tab:purple"
+        )
+    middle.set_ylabel("pods")
+    middle.legend(loc="upper right")
+    bottom.plot(hours, series.unserved, label="unserved (per s)", linewidth=0.7, color="tab:red")
+    bottom.set_ylabel("units / s")
+    bottom.set_xlabel("hours from the start")
+    bottom.legend(loc="upper right")
+    figure.tight_layout()
+    try:
+        figure.savefig(path, dpi=110)
+    except (OSError, ValueError) as err:
+        raise ChartError(f"{path}: cannot write the chart: {err}") from err
+    finally:
+        plt.close(figure)

@@ -1,0 +1,21 @@
+"""The project's modes as specs for the simulator and the quality benchmark: each with the HPA's defaults otherwise."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from autoscaler.spec.hpa import AutoscalerSpec
+from autoscaler.spec.validation import load_spec
+
+# Each mode's spec, apart from the metric the scenario sets: minReplicas 1, maxReplicas 100, no behavior.
+# `hpa` is the HPA-compatible default (BENCHMARK.md's baseline): the same spec the daemon and replay decide.
+MODE_SPECS: dict[str, dict[str, Any]] = {
+    "hpa": {"minReplicas": 1, "maxReplicas": 100},
+    "predictive": {"minReplicas": 1, "maxReplicas": 100, "mode": "predictive"},
+}
+
+
+def mode_spec(mode: str) -> AutoscalerSpec:
+    """The spec of one of MODE_SPECS, validated as a user's would be."""
+    data = {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}, **MODE_SPECS[mode]}
+    return load_spec(data, scale_to_zero=False, path="spec")

@@ -1,0 +1,111 @@
+"""`spec.predictive`: the parameters of `mode: predictive` (autoscaler/core/predictive.py, docs/spec.md)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from autoscaler.core.predictive import PredictiveSpec
+
+_DEFAULTS = PredictiveSpec()
+
+
+class PredictiveModel(BaseModel):
+    """The forecast's parameters; each omitted one takes the default shown in docs/spec.md."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True, strict=True)
+
+    horizon_seconds: int = Field(
+        _DEFAULTS.horizon_seconds,
+        alias="horizonSeconds",
+        ge=0,
+        le=3600,
+        description="How far ahead the trend is carried: the metric window's lag + pod start-up + one sync period.",
+    )
+    trend_seconds: int = Field(
+        _DEFAULTS.trend_seconds, alias="trendSeconds", ge=15, le=3600, description="The trend's least-squares window."
+    )
+    history_seconds: int = Field(
+        _DEFAULTS.history_seconds, alias="historySeconds", ge=15, le=3600, description="The history kept in the state."
+    )
+    min_history_seconds: int = Field(
+        _DEFAULTS.min_history_seconds,
+        alias="minHistorySeconds",
+        ge=0,
+        le=3600,
+        description="Less history than this: the HPA's answer.",
+    )
+    max_noise: float = Field(
+        _DEFAULTS.max_noise,
+        alias="maxNoise",
+        ge=0,
+        allow_inf_nan=False,
+        description="The trend's RMS residual over its mean above which the HPA's answer is taken.",
+    )
+    saturation_percent: int = Field(
+        _DEFAULTS.saturation_percent,
+        alias="saturationPercent",
+        ge=1,
+        le=1000,
+        description="A Utilization reading at or above this percent of the request is saturated.",
+    )
+    saturation_factor: float = Field(
+        _DEFAULTS.saturation_factor,
+        alias="saturationFactor",
+        ge=1,
+        le=10,
+        allow_inf_nan=False,
+        description="A saturated reading's need counts this many times.",
+    )
+    headroom: float = Field(
+        _DEFAULTS.headroom, ge=0, le=10, allow_inf_nan=False, description="Extra share of pods above the forecast."
+    )
+    tolerance_up: float = Field(
+        _DEFAULTS.tolerance_up,
+        alias="toleranceUp",
+        ge=0,
+        le=10,
+        allow_inf_nan=False,
+        description="Hold while the forecast is at most this share above the current count.",
+    )
+    tolerance_down: float = Field(
+        _DEFAULTS.tolerance_down,
+        alias="toleranceDown",
+        ge=0,
+        le=1,
+        allow_inf_nan=False,
+        description="Hold while the forecast is at most this share below the current count.",
+    )
+
+    trend_significance: float = Field(
+        _DEFAULTS.trend_significance,
+        alias="trendSignificance",
+        ge=0,
+        allow_inf_nan=False,
+        description="A trend is carried ahead only when its rise over the window is this many RMS residuals.",
+    )
+    smooth: bool = Field(_DEFAULTS.smooth, description="Start from the trend line's value now, not the last need.")
+
+    scale_down_window_seconds: int = Field(
+        _DEFAULTS.scale_down_window_seconds,
+        alias="scaleDownWindowSeconds",
+        ge=0,
+        le=3600,
+        description="The largest need of this window is kept (the mode's own scale-down stabilization).",
+    )
+
+    def to_core(self) -> PredictiveSpec:
+        return PredictiveSpec(
+            horizon_seconds=self.horizon_seconds,
+            trend_seconds=self.trend_seconds,
+            history_seconds=self.history_seconds,
+            min_history_seconds=self.min_history_seconds,
+            max_noise=self.max_noise,
+            saturation_percent=self.saturation_percent,
+            saturation_factor=self.saturation_factor,
+            headroom=self.headroom,
+            tolerance_up=self.tolerance_up,
+            tolerance_down=self.tolerance_down,
+            trend_significance=self.trend_significance,
+            smooth=self.smooth,
+            scale_down_window_seconds=self.scale_down_window_seconds,
+        )

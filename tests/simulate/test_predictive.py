@@ -1,0 +1,172 @@
+"""`mode: predictive`: its fallback, its explanation, and its state surviving a store and restore mid-trace."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from autoscaler.core.decision import Decision
+from autoscaler.core.predictive import Need, PredictiveSpec, propose
+from autoscaler.core.state import behavior_state_from_json, behavior_state_to_json
+from autoscaler.core.types import BehaviorState, Settings
+from autoscaler.replay import replay_data
+from autoscaler.simulate.model import Model, Scenario, scenario_spec, simulate, target_milli
+from autoscaler.simulate.modes import mode_spec
+from autoscaler.spec.snapshot_out import DecisionInputs
+from tests.simulate.test_replay_same import _demand
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+SPEC = PredictiveSpec()
+
+
+def _history(values: list[float], *, every: int = 15) -> tuple[tuple[datetime, float], ...]:
+    """Needs recorded every `every` seconds up to (not including) NOW."""
+    return tuple((NOW - timedelta(seconds=every * (len(values) - i)), v) for i, v in enumerate(values))
+
+
+@pytest.mark.parametrize(
+    ("history", "reason"),
+    [
+        pytest.param((), "0 s of history, 60 s needed", id="first-decision"),
+        pytest.param(_history([5.0, 5.0, 5.0]), "45 s of history, 60 s needed", id="three-samples"),
+        pytest.param(_history([5.0] * 3, every=400), "0 s of history", id="too-old-to-keep"),
+        pytest.param(_history([5.0, 1.0, 9.0, 0.5, 8.0, 0.5, 9.0]), "too noisy to forecast", id="noisy"),
+    ],
+)
+def test_short_or_noisy_history_falls_back_to_the_hpa(history: tuple[tuple[datetime, float], ...], reason: str) -> None:
+    proposal, kept, forecast = propose(SPEC, history, [Need(7.0)], hpa_proposal=8, current=5, now=NOW)
+    assert proposal == 8
+    assert reason in forecast.fallback
+    assert forecast.explain().startswith("predictive: fell back to the HPA's 8 (")
+    assert kept[-1] == (NOW, 7.0)
+
+
+@pytest.mark.parametrize(
+    ("needs", "proposal"),
+    [
+        pytest.param([9.5, 7.0, 7.0], 10, id="a-need-within-the-tolerance-holds"),
+        pytest.param([8.5, 7.0, 7.0], 9, id="the-largest-need-of-the-window-is-kept"),
+        pytest.param([7.0, 7.0, 7.0], 7, id="all-below-the-tolerance"),
+    ],
+)
+def test_the_fallback_scales_down_as_the_hpa_would(needs: list[float], proposal: int) -> None:
+    # Two samples of history only (fallback), 10 pods, the HPA proposes 7: it goes down only once every need of
+    # the window is more than its tolerance (0.1) below the count, and not below the window's largest need.
+    chosen, _, forecast = propose(SPEC, _history(needs[:-1]), [Need(needs[-1])], hpa_proposal=7, current=10, now=NOW)
+    assert forecast.fallback and chosen == proposal
+
+
+def test_a_rising_need_is_carried_a_start_up_ahead() -> None:
+    # 4, 5, ..., 12 pods every 15 s: +4 pods a minute; 60 s ahead of the 12 needed now: 16.
+    history = _history([4.0 + i for i in range(8)])
+    proposal, _, forecast = propose(SPEC, history, [Need(12.0)], hpa_proposal=13, current=11, now=NOW)
+    assert forecast.fallback == ""
+    assert forecast.slope_per_minute == pytest.approx(4.0)
+    assert forecast.forecast == pytest.approx(16.0)
+    assert proposal == 16
+    assert forecast.explain() == (
+        "predictive: need 12.00 pods now, trend +4.00/min, forecast 16.00 in 60 s -> 16 (the forecast; HPA alone: 13)"
+    )
+
+
+def test_a_saturated_cpu_reading_counts_more() -> None:
+    history = _history([4.0] * 6)
+    proposal, _, forecast = propose(SPEC, history, [Need(4.0, saturated=True)], hpa_proposal=6, current=4, now=NOW)
+    assert forecast.saturated and forecast.required == 8.0
+    assert proposal >= 8
+    assert "CPU saturated" in forecast.explain()
+
+
+def test_a_fall_is_held_by_the_largest_need_of_the_window() -> None:
+    # Needs of 10 within the last 300 s: no scale-down below 10 yet, though 4 are needed now.
+    history = _history([10.0, 10.0, 4.0, 4.0, 4.0, 4.0, 4.0])
+    proposal, _, forecast = propose(SPEC, history, [Need(4.0)], hpa_proposal=4, current=14, now=NOW)
+    assert forecast.fallback == "" and proposal == 10
+    assert "(the largest need of the last 300 s, 10.00; HPA alone: 4)" in forecast.explain()
+    # Within toleranceDown (20 %) of the current count: held, one write fewer.
+    proposal, _, forecast = propose(SPEC, history, [Need(4.0)], hpa_proposal=4, current=12, now=NOW)
+    assert proposal == 12
+    assert "(held: 10.00 is within -0.2/+0.3 of the current 12; HPA alone: 4)" in forecast.explain()
+
+
+def _run(scenario: Scenario, *, carry: object = None, observer: object = None) -> list[Decision]:
+    model = Model(capacity=1.0)
+    spec = scenario_spec(mode_spec("predictive"), scenario, target_milli=target_milli(1.0, model), model=model)
+    decisions: list[Decision] = []
+
+    def seen(inputs: DecisionInputs, decision: Decision) -> None:
+        decisions.append(decision)
+        if callable(observer):
+            observer(inputs, decision)
+
+    simulate(
+        _demand(3 * 720),
+        capacity=1.0,
+        spec_model=spec,
+        scenario=scenario,
+        model=model,
+        settings=Settings(),
+        observer=seen,
+        carry=carry,  # type: ignore[arg-type]
+    )
+    return decisions
+
+
+def _through_json(state: BehaviorState) -> BehaviorState:
+    return behavior_state_from_json(json.loads(json.dumps(behavior_state_to_json(state))))
+
+
+@pytest.mark.parametrize("scenario", ["cpu", "rps"])
+def test_the_state_survives_a_store_and_restore_with_the_same_decisions(scenario: Scenario) -> None:
+    plain = _run(scenario)
+    # The state through its JSON form (what the daemon stores) before every decision, and, apart, a run whose
+    # state is stored and restored once, mid-trace.
+    stored = _run(scenario, carry=_through_json)
+    count = {"n": 0}
+
+    def once(state: BehaviorState) -> BehaviorState:
+        count["n"] += 1
+        return _through_json(state) if count["n"] == len(plain) // 2 else state
+
+    restored_once = _run(scenario, carry=once)
+    assert any(d.forecast is not None and not d.forecast.fallback for d in plain)
+    assert any(d.rescale for d in plain)
+    key = [(d.desired_replicas, d.rescale, d.summary) for d in plain]
+    assert [(d.desired_replicas, d.rescale, d.summary) for d in stored] == key
+    assert [(d.desired_replicas, d.rescale, d.summary) for d in restored_once] == key
+    assert plain[len(plain) // 2].state.forecast  # the history was there to lose
+
+
+def test_a_forgotten_history_falls_back_then_forecasts_again() -> None:
+    plain = _run("rps")
+    middle = len(plain) // 2
+    count = {"n": 0}
+
+    def forget(state: BehaviorState) -> BehaviorState:
+        count["n"] += 1
+        return (
+            BehaviorState(state.recommendations, state.scale_up_events, state.scale_down_events)
+            if count["n"] == middle
+            else state
+        )
+
+    forgot = _run("rps", carry=forget)
+    assert forgot[middle].forecast is not None and "of history" in forgot[middle].forecast.fallback
+    assert forgot[middle + 8].forecast is not None and forgot[middle + 8].forecast.fallback == ""
+
+
+@pytest.mark.parametrize("scenario", ["cpu", "rps"])
+def test_predictive_decisions_replay_the_same_from_snapshots(scenario: Scenario) -> None:
+    checked = {"n": 0}
+
+    def check(inputs: DecisionInputs, decision: Decision) -> None:
+        checked["n"] += 1
+        if checked["n"] % 5 and not decision.rescale:
+            return
+        replayed = replay_data(json.loads(json.dumps(inputs.json())))
+        assert (replayed["desiredReplicas"], replayed["summary"]) == (decision.desired_replicas, decision.summary)
+
+    _run(scenario, observer=check)
+    assert checked["n"] > 100
