@@ -17,14 +17,16 @@ deps: $(VENV)/.installed prometheus victoria-metrics
 # everything it started and writes a chart and the decision log into demo-output/.
 DURATION ?= 120
 
+# The virtualenv. A fresh Debian/Ubuntu has no venv module: as root, install it; otherwise say what to install.
+MAKE_VENV = $(PYTHON) -m venv $(VENV) || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+	  apt-get update -qq && apt-get install -y -qq python3-venv && $(PYTHON) -m venv $(VENV); } || \
+	  { echo "make: cannot create a virtualenv with $(PYTHON): install python3-venv (apt-get install python3-venv, as root)" >&2; exit 1; }
+
 demo: $(VENV)/.demo-installed demo-prometheus
 	$(BIN)/python -m autoscaler.demo --duration $(DURATION) --output demo-output
 
 $(VENV)/.demo-installed: pyproject.toml
-	@# A fresh Debian/Ubuntu has no venv module: as root, install it; otherwise say what to install.
-	$(PYTHON) -m venv $(VENV) || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
-	  apt-get update -qq && apt-get install -y -qq python3-venv && $(PYTHON) -m venv $(VENV); } || \
-	  { echo "make demo: cannot create a virtualenv with $(PYTHON): install python3-venv (apt-get install python3-venv, as root)" >&2; exit 1; }
+	$(MAKE_VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[demo]'
 	touch $@
@@ -40,7 +42,7 @@ demo-prometheus:
 # An editable install in setuptools' default mode (an import hook): mypy, lint-imports and pytest run from the
 # repository root, and the tests' subprocesses import the package through the hook.
 $(VENV)/.installed: pyproject.toml
-	$(PYTHON) -m venv $(VENV)
+	$(MAKE_VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $@

@@ -69,8 +69,12 @@ def header(*, worker: bool) -> str:
 
 
 def short_name(name: str) -> str:
-    """The first word of the daemon's metric name ("cpu resource utilization (...)" -> "cpu")."""
-    return name.split(" ", 1)[0] if name else "?"
+    """The daemon's metric name, short: "cpu resource utilization (...)" -> "cpu",
+    "external metric queue_depth({queue=jobs})" -> "queue_depth"."""
+    words = name.split(" ")
+    if len(words) >= 3 and words[1] == "metric":
+        return words[2].split("(", 1)[0]
+    return words[0] or "?"
 
 
 def capacity(ready: int) -> float:
