@@ -157,12 +157,12 @@ def write_chart(
     path: Path,
     samples: Sequence[Sample],
     *,
-    load: Sequence[tuple[float, float]],
+    load: Sequence[tuple[float, float, float]],
     title: str,
     worker_note: str,
 ) -> None:
-    """A PNG: per workload, the load (`load`: (seconds, requests/s), finer than the samples) and the capacity
-    (left axis) and the replicas (right axis) over time."""
+    """A PNG: per workload, the load (`load`: (seconds, requests/s, jobs/s), finer than the samples) and the
+    capacity (left axis) and the replicas (right axis) over time."""
     import matplotlib
 
     matplotlib.use("Agg")  # no display: a file only
@@ -173,7 +173,7 @@ def write_chart(
     figure.suptitle(title)
 
     web_axis.set_title("web: CPU utilization target 60 %, min 2, max 16")
-    web_axis.plot([t for t, _ in load], [v for _, v in load], color="tab:blue", label="load (requests/s)")
+    web_axis.plot([t for t, _, _ in load], [v for _, v, _ in load], color="tab:blue", label="load (requests/s)")
     web_axis.plot(
         seconds,
         [capacity(s.web.ready) for s in samples],
@@ -193,7 +193,7 @@ def write_chart(
     if worker:
         worker_axis.set_title("worker: queue depth target 20 per worker, to zero after 15 s idle")
         times = [s.seconds for s in worker]
-        worker_axis.plot(times, [s.jobs or 0.0 for s in worker], color="tab:blue", label="arrivals (jobs/s)")
+        worker_axis.plot([t for t, _, _ in load], [j for _, _, j in load], color="tab:blue", label="arrivals (jobs/s)")
         worker_axis.plot(times, [s.queue or 0.0 for s in worker], color="tab:purple", label="queue depth (jobs)")
         worker_axis.plot(
             times,

@@ -91,8 +91,11 @@ class Run:
     prometheus_url: str = ""
     scenario: Scenario | None = None
 
-    def scenario_load(self, seconds: float) -> float:
-        return 0.0 if self.scenario is None else self.scenario.web_load_at(seconds)
+    def offered(self, seconds: float) -> tuple[float, float, float]:
+        """(seconds, web requests/s, worker jobs/s) at that demo time."""
+        if self.scenario is None:
+            return (seconds, 0.0, 0.0)
+        return (seconds, self.scenario.web_load_at(seconds), self.scenario.jobs_at(seconds))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -436,7 +439,7 @@ def finish(run: Run, ended: str) -> int:
         write_chart(
             run.output / "chart.png",
             run.samples,
-            load=[(t / 2, run.scenario_load(t / 2)) for t in range(int(run.samples[-1].seconds * 2) + 1)],
+            load=[run.offered(t / 4) for t in range(int(run.samples[-1].seconds * 4) + 1)],
             title="autoscaler demo: NASA KSC web server, 13 July 1995, 05:00-19:00, time-compressed",
             worker_note=note,
         )
