@@ -16,6 +16,9 @@ from datetime import UTC, datetime
 from typing import IO, Any
 
 import requests
+from prometheus_api_client import PrometheusConnect
+from prometheus_api_client.exceptions import PrometheusApiClientException
+from urllib3.util.retry import Retry
 
 from autoscaler.simulate.cli import (
     InputError,
@@ -77,29 +80,40 @@ def parse_time(text: str, *, flag: str) -> float:
     return when.timestamp()
 
 
+def _refusal(message: str) -> str:
+    """The `error` of Prometheus's JSON answer inside prometheus-api-client's "HTTP Status Code N (b'...')"."""
+    start, end = message.find("{"), message.rfind("}")
+    if 0 <= start < end:
+        try:
+            body = json.loads(message[start : end + 1].replace("\\\\", "\\"))
+        except ValueError:
+            return message
+        if isinstance(body, dict) and body.get("error"):
+            status = message.split(" (", 1)[0].removeprefix("HTTP Status Code ")
+            return f"(HTTP {status}) {body['error']}"
+    return message
+
+
 def query_range(
     url: str, query: str, *, start: float, end: float, step: float, timeout: float, flag: str
 ) -> tuple[list[float], list[float]]:
     """One series of `query` over [start, end]: its times (Unix seconds) and values; InputError saying why not."""
+    client = PrometheusConnect(url=url.rstrip("/"), timeout=timeout, retry=Retry(total=0))
     try:
-        response = requests.get(
-            url.rstrip("/") + "/api/v1/query_range",
-            params={"query": query, "start": f"{start:.3f}", "end": f"{end:.3f}", "step": f"{step:g}"},
-            timeout=timeout,
+        result = client.custom_query_range(
+            query,
+            start_time=datetime.fromtimestamp(start, UTC),
+            end_time=datetime.fromtimestamp(end, UTC),
+            step=f"{step:g}",
         )
     except requests.RequestException as err:
         raise InputError(f"{flag}: Prometheus at {url} did not answer: {err}") from err
-    try:
-        body = response.json()
+    except PrometheusApiClientException as err:
+        raise InputError(f"{flag}: Prometheus refused the query {_refusal(str(err))}") from None
     except ValueError:
-        raise InputError(f"{flag}: Prometheus at {url} answered HTTP {response.status_code}, not JSON") from None
-    if not isinstance(body, dict) or body.get("status") != "success":
-        error = body.get("error") if isinstance(body, dict) else None
-        raise InputError(f"{flag}: Prometheus refused the query (HTTP {response.status_code}): {error or body}")
-    data = body.get("data") or {}
-    result = data.get("result") if isinstance(data, dict) else None
-    if data.get("resultType") != "matrix" or not isinstance(result, list):
-        raise InputError(f"{flag}: expected a range vector (matrix) answer, got {data.get('resultType')!r}")
+        raise InputError(f"{flag}: Prometheus at {url} did not answer with JSON") from None
+    if not isinstance(result, list) or any(not isinstance(r, dict) or "values" not in r for r in result):
+        raise InputError(f"{flag}: expected a range vector (matrix) answer, got {result!r:.200}")
     if len(result) != 1:
         raise InputError(
             f"{flag}: the query returned {len(result)} series over the range; it must return one (aggregate it, "
