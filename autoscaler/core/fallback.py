@@ -57,6 +57,9 @@ class Fallback:
     action: FallbackAction = FallbackAction.HOLD
     replicas: int | None = None  # required by `replicas` and `scaleUpOnly`
     staleness_seconds: int = 600  # `lastKnownGood`: the oldest value substituted
+    # After a fallback ends, no scale-down until the metric has been readable this long: the first readings
+    # after an outage come from windows the outage emptied (a rate over a few new samples reads low).
+    recovery_seconds: int = 120
 
 
 def metric_key(spec: MetricSpec) -> str:
@@ -139,6 +142,8 @@ class MetricFallback:
     substituted: int | None = None  # the last good value put in place of the failed reading
     substituted_age_seconds: float | None = None
     expired: bool = False  # lastKnownGood had no value young enough: the HPA's hold
+    # Readable again after its fallback, for this many seconds (None: not recovering): no scale-down yet.
+    recovering_seconds: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,12 +181,28 @@ def prepare(
         was_active = before.failures >= fallback.failure_threshold
         if not failed:
             good = (value, now) if value is not None else (before.last_good, before.last_good_time)
-            health.append(MetricHealth(key=key, failures=0, last_good=good[0], last_good_time=good[1]))
+            recovered_at = now if was_active else before.recovered_at
+            if recovered_at is not None and (now - recovered_at).total_seconds() >= fallback.recovery_seconds:
+                recovered_at = None
+            health.append(
+                MetricHealth(key=key, failures=0, last_good=good[0], last_good_time=good[1], recovered_at=recovered_at)
+            )
             out.append(reading)
-            per_metric.append(MetricFallback(index, describe_metric(index, metric), False, 0, False, False, was_active))
+            per_metric.append(
+                MetricFallback(
+                    index,
+                    describe_metric(index, metric),
+                    False,
+                    0,
+                    False,
+                    False,
+                    was_active,
+                    recovering_seconds=(now - recovered_at).total_seconds() if recovered_at is not None else None,
+                )
+            )
             continue
         failures = before.failures + 1
-        health.append(replace(before, failures=failures))
+        health.append(replace(before, failures=failures, recovered_at=None))
         active = failures >= fallback.failure_threshold
         item = MetricFallback(
             index, describe_metric(index, metric), True, failures, active, active and not was_active, False
@@ -207,8 +228,17 @@ class Applied:
 
 
 def apply(fallback: Fallback, prepared: Prepared, *, proposal: int | None, current_replicas: int) -> Applied | None:
-    """`replicas` and `scaleUpOnly` while a metric's fallback is active; None when the HPA's rule stands."""
+    """`replicas` and `scaleUpOnly` while a metric's fallback is active; no scale-down while a metric recovers
+    from one (every action); None when the HPA's rule stands."""
     active = prepared.active
+    recovering = [m for m in prepared.per_metric if m.recovering_seconds is not None]
+    if not active and recovering and proposal is not None and proposal < current_replicas:
+        names = ", ".join(f"{m.name} readable again for {m.recovering_seconds:g} s" for m in recovering)
+        return Applied(
+            current_replicas,
+            f"no scale-down after the fallback until the metric has been readable for {fallback.recovery_seconds} s "
+            f"({names})",
+        )
     if not active or fallback.replicas is None:
         return None
     names = ", ".join(m.name for m in active)

@@ -51,6 +51,8 @@ def _health_to_json(health: MetricHealth) -> dict[str, Any]:
     item: dict[str, Any] = {"metric": health.key, "failures": health.failures}
     if health.last_good is not None and health.last_good_time is not None:
         item["lastGood"] = {"milliValue": health.last_good, "time": format_time(health.last_good_time)}
+    if health.recovered_at is not None:
+        item["recoveredAt"] = format_time(health.recovered_at)
     return item
 
 
@@ -68,6 +70,7 @@ def _health_from_json(item: Any, field: str) -> MetricHealth:
         failures=_count(item.get("failures", 0), f"{field}.failures", minimum=0),
         last_good=value,
         last_good_time=parse_time(good["time"]) if good else None,
+        recovered_at=parse_time(item["recoveredAt"]) if item.get("recoveredAt") else None,
     )
 
 

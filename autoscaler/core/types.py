@@ -382,6 +382,8 @@ class MetricHealth:
     failures: int = 0
     last_good: int | None = None
     last_good_time: datetime | None = None
+    # When the metric was readable again after its fallback was in force (None: not recovering).
+    recovered_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -96,13 +96,21 @@ def metric_line(result: MetricResult) -> str:
 
 
 def decision_reason(decision: Decision | None, *, error_type: str = "") -> str:
-    """A closed-set reason for a decision: the first False condition's, else ScalingLimited's, else AbleToScale's."""
+    """A closed-set reason for a decision: the reason of AbleToScale or ScalingActive when False (the HPA's
+    conditions whose False is a problem), else FallbackActive's when True, else ScalingLimited's when True, else
+    AbleToScale's. ScaledToZero and FallbackActive False are healthy states, never the reason."""
     if decision is None:
         return error_type or "NoDecision"
     conditions = {c.type: c for c in decision.conditions}
     for condition in decision.conditions:
-        if condition.status == "False" and condition.type != ConditionType.SCALING_LIMITED:
+        if condition.status == "False" and condition.type in (
+            ConditionType.ABLE_TO_SCALE,
+            ConditionType.SCALING_ACTIVE,
+        ):
             return condition.reason
+    fallback = conditions.get(ConditionType.FALLBACK_ACTIVE)
+    if fallback is not None and fallback.status == "True":
+        return fallback.reason
     limited = conditions.get(ConditionType.SCALING_LIMITED)
     if limited is not None and limited.status == "True":
         return limited.reason

@@ -69,6 +69,13 @@ _PROMETHEUS_NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
 _SEGMENT = re.compile(r"^[^/%]+$")
 
 
+# KEDA's pause annotations and the daemon's, which mean the same (docs/spec.md, "Pausing").
+KEDA_PAUSE_ANNOTATIONS = {
+    "autoscaling.keda.sh/paused": "autoscaler.dev/paused",
+    "autoscaling.keda.sh/paused-replicas": "autoscaler.dev/paused-replicas",
+}
+
+
 @dataclass(frozen=True, slots=True)
 class Notice:
     """One point about a conversion: a field of the input not carried over (`dropped`), or a note to act on."""
@@ -166,8 +173,12 @@ class _Builder:
         annotations = meta.get("annotations")
         for key in sorted(annotations) if _mapping(annotations) else ():
             field = f"metadata.annotations.{key}"
-            if key.startswith("autoscaling.keda.sh/paused"):
-                self.drop(field, "the daemon has no pause; `spec.dryRun: true` decides without writing the scale")
+            ours = KEDA_PAUSE_ANNOTATIONS.get(key)
+            if ours is not None:
+                out.setdefault("annotations", {})[ours] = copy.deepcopy(meta["annotations"][key])
+                self.note(field, f"carried over as {ours} (docs/spec.md, Pausing)")
+            elif key.startswith("autoscaling.keda.sh/paused"):
+                self.drop(field, "pauses one direction only; the daemon's pause (autoscaler.dev/paused) holds both")
             elif "keda.sh/" in key:
                 self.drop(field, "a KEDA annotation; the daemon creates no HPA and reads no KEDA annotation")
             elif key.startswith("autoscaling.alpha.kubernetes.io/"):

@@ -188,6 +188,7 @@ class MetricHealthModel(_Strict):
     metric: str
     failures: int = Field(0, ge=0)
     last_good: LastGoodModel | None = Field(None, alias="lastGood")
+    recovered_at: Time | None = Field(None, alias="recoveredAt")
 
 
 class ForecastSampleModel(_Strict):

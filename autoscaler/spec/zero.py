@@ -67,6 +67,13 @@ class FallbackModel(_Model):
         le=MAX_SECONDS,
         description="lastKnownGood: the oldest last good value used; older, the HPA's hold.",
     )
+    recovery_seconds: int = Field(
+        120,
+        alias="recoverySeconds",
+        ge=0,
+        le=MAX_SECONDS,
+        description="After a fallback ends, no scale-down until the metric has been readable this long.",
+    )
 
 
 def problems(spec: AutoscalerSpec, *, path: str) -> list[Problem]:
@@ -121,4 +128,5 @@ def fallback_to_core(model: FallbackModel | None) -> Fallback | None:
         action=FallbackAction(model.action),
         replicas=model.replicas,
         staleness_seconds=model.staleness_seconds,
+        recovery_seconds=model.recovery_seconds,
     )

@@ -249,3 +249,38 @@ def test_observed_value(spec: MetricSpec, reading: object, value: int | None) ->
 def test_a_malformed_stored_state_is_refused(document: dict[str, object]) -> None:
     with pytest.raises((ValueError, KeyError)):
         behavior_state_from_json(document)
+
+
+@pytest.mark.parametrize(
+    "fallback",
+    [
+        pytest.param({}, id="hold"),
+        pytest.param({"action": FallbackAction.LAST_KNOWN_GOOD}, id="lastKnownGood"),
+        pytest.param({"action": FallbackAction.REPLICAS, "replicas": 4}, id="replicas 4"),
+    ],
+)
+def test_no_scale_down_on_the_first_readings_after_an_outage(fallback: dict[str, object]) -> None:
+    """After Prometheus returns, a rate over the few samples scraped since reads low: for recoverySeconds
+    (120 s) it never scales down; the state's recoveredAt survives a JSON round trip; then the HPA's rule again."""
+    story = Story(_spec(**fallback), 4)
+    story.ticks(4, queue(20))
+    story.ticks(OUTAGE_TICKS, DOWN)
+    low = story.ticks(4, queue(8))  # 60 s of under-read windows: 8 messages propose 2
+    story.round_trip()
+    more = story.ticks(3, queue(8))  # 105 s readable
+    assert low + more == [4] * 7
+    assert (
+        "no scale-down after the fallback until the metric has been readable for 120 s" in story.decisions[-1].summary
+    )
+    assert "metric 0 (inflight) readable again for 90 s" in story.decisions[-1].summary
+    story.ticks(2, queue(8))  # 135 s readable: the guard is over
+    last = story.decisions[-1]
+    assert "no scale-down after the fallback" not in last.summary
+    assert all(h.recovered_at is None for h in last.state.metric_health)
+
+
+def test_recovery_seconds_zero_is_the_hpa_rule_after_the_outage() -> None:
+    story = Story(_spec(recovery_seconds=0), 4)
+    story.ticks(4, queue(20))
+    story.ticks(OUTAGE_TICKS, DOWN)
+    assert story.ticks(1, queue(8)) == [2], "no recovery hold: the legacy window has no recommendation left"

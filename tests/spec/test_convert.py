@@ -280,15 +280,13 @@ EVERYTHING_NOT_CARRIED = scaled_object(
     },
 )
 EVERYTHING_NOT_CARRIED["metadata"]["annotations"] = {
-    "autoscaling.keda.sh/paused": "true",
-    "autoscaling.keda.sh/paused-replicas": "2",
+    "autoscaling.keda.sh/paused-scale-in": "true",
     "scaledobject.keda.sh/transfer-hpa-ownership": "true",
     "team": "jobs",
 }
 
 NOT_CARRIED = {
-    "metadata.annotations.autoscaling.keda.sh/paused": "spec.dryRun",
-    "metadata.annotations.autoscaling.keda.sh/paused-replicas": "spec.dryRun",
+    "metadata.annotations.autoscaling.keda.sh/paused-scale-in": "holds both",
     "metadata.annotations.scaledobject.keda.sh/transfer-hpa-ownership": "KEDA annotation",
     "spec.scaleTargetRef.envSourceContainerName": "environment",
     "spec.initialCooldownPeriod": "no equivalent",
@@ -308,6 +306,25 @@ NOT_CARRIED = {
     "spec.triggers[0].metadata.metricName": "named after the trigger",
     "spec.triggers[1]": "'kafka' trigger has no equivalent",
 }
+
+
+@pytest.mark.parametrize(
+    ("annotations", "carried"),
+    [
+        pytest.param({"autoscaling.keda.sh/paused": "true"}, {"autoscaler.dev/paused": "true"}, id="paused"),
+        pytest.param({"autoscaling.keda.sh/paused-replicas": "3"}, {"autoscaler.dev/paused-replicas": "3"},
+                     id="paused at a count"),
+    ],
+)  # fmt: skip
+def test_keda_pause_annotations_pause_the_converted_autoscaler(
+    annotations: dict[str, str], carried: dict[str, str]
+) -> None:
+    obj = scaled_object(trigger())
+    obj["metadata"]["annotations"] = annotations
+    conversion = convert(obj)
+    _valid(conversion)
+    assert conversion.obj["metadata"]["annotations"] == carried
+    assert not [n for n in conversion.notices if n.dropped and "paused" in n.field]
 
 
 def test_everything_not_carried_over_is_listed_with_why() -> None:
