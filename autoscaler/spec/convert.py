@@ -554,8 +554,13 @@ class _Builder:
 
     def _activation(self, value: Any, field: str) -> str | None:
         """KEDA's activationThreshold (a string or a number) as a quantity of 0 or more."""
+        return self._quantity(value, field, positive=False)
+
+    def _quantity(self, value: Any, field: str, *, positive: bool) -> str | None:
+        """A KEDA number (a string or a number) as a quantity string: positive, or 0 or more."""
+        wanted = "a positive number" if positive else "a number of 0 or more"
         if isinstance(value, bool) or not isinstance(value, str | int | float):
-            self.fail(field, f"must be a number of 0 or more, not {value!r}")
+            self.fail(field, f"required: {wanted}, not {value!r}" if positive else f"must be {wanted}, not {value!r}")
             return None
         text = str(value).strip()
         try:
@@ -563,8 +568,8 @@ class _Builder:
         except QuantityError:
             self.fail(field, f"{value!r} is not a number")
             return None
-        if milli < 0:
-            self.fail(field, f"must be 0 or more, not {value!r}")
+        if milli < 0 or (positive and milli == 0):
+            self.fail(field, f"must be {'positive' if positive else '0 or more'}, not {value!r}")
             return None
         return text
 
@@ -577,19 +582,7 @@ class _Builder:
 
     def _threshold(self, value: Any, field: str) -> str | None:
         """KEDA's threshold (a string or a number) as a positive quantity string."""
-        if isinstance(value, bool) or not isinstance(value, str | int | float):
-            self.fail(field, f"required: a positive number, not {value!r}")
-            return None
-        text = str(value).strip()
-        try:
-            milli = milli_value(text)
-        except QuantityError:
-            self.fail(field, f"{value!r} is not a number")
-            return None
-        if milli <= 0:
-            self.fail(field, f"must be positive, not {value!r}")
-            return None
-        return text
+        return self._quantity(value, field, positive=True)
 
     def _resource(self, trigger: dict[str, Any], path: str, resource: str) -> dict[str, Any] | None:
         self._trigger_common(trigger, path)
