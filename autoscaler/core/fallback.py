@@ -233,7 +233,9 @@ def apply(fallback: Fallback, prepared: Prepared, *, proposal: int | None, curre
     active = prepared.active
     recovering = [m for m in prepared.per_metric if m.recovering_seconds is not None]
     if not active and recovering and proposal is not None and proposal < current_replicas:
-        names = ", ".join(f"{m.name} readable again for {m.recovering_seconds:g} s" for m in recovering)
+        names = ", ".join(
+            f"{m.name} readable again for {round(m.recovering_seconds or 0.0, 1):g} s" for m in recovering
+        )
         return Applied(
             current_replicas,
             f"no scale-down after the fallback until the metric has been readable for {fallback.recovery_seconds} s "
@@ -258,7 +260,7 @@ def explain(fallback: Fallback, item: MetricFallback) -> str:
     )
     if item.substituted is not None:
         age = item.substituted_age_seconds or 0.0
-        return f"{head}: last good value {item.substituted / 1000:g} from {age:g} s ago"
+        return f"{head}: last good value {item.substituted / 1000:g} from {round(age, 1):g} s ago"
     if item.expired:
         return f"{head}: no good value within {fallback.staleness_seconds} s, holding as the HPA does"
     if fallback.action in (FallbackAction.REPLICAS, FallbackAction.SCALE_UP_ONLY):

@@ -114,10 +114,10 @@ def explain(rules: ScaleToZero, found: Activity) -> str:
         return "not idle: unreadable " + ", ".join(found.unreadable) + " (a failed metric never counts as idle)"
     if cooled_down(rules, found):
         return (
-            f"every metric at or below its activation threshold for {found.idle_seconds:g} s "
+            f"every metric at or below its activation threshold for {round(found.idle_seconds, 1):g} s "
             f"(cooldown {rules.cooldown_seconds} s)"
         )
     return (
-        f"idle for {found.idle_seconds:g} s of the {rules.cooldown_seconds} s cooldown "
+        f"idle for {round(found.idle_seconds, 1):g} s of the {rules.cooldown_seconds} s cooldown "
         "(every metric at or below its activation threshold)"
     )
