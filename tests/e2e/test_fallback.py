@@ -12,7 +12,11 @@ from tests.e2e.test_zero import condition, events, queue_spec, queue_worker
 
 def test_prometheus_down_brings_scale_up_only_to_the_fallback_count_and_its_return_ends_it(stack: Stack) -> None:
     queue_worker(stack, "fb", replicas=1, arrivals=0, capacity=20)  # an empty queue: 1 replica (minReplicas)
-    spec = queue_spec("fb", minReplicas=1, fallback={"failureThreshold": 2, "action": "scaleUpOnly", "replicas": 3})
+    spec = queue_spec(
+        "fb",
+        minReplicas=1,
+        fallback={"failureThreshold": 2, "action": "scaleUpOnly", "replicas": 3, "recoverySeconds": 4},
+    )
     write_spec(stack.tmp / "specs", "fb", spec)
     daemon, address = stack.daemon("fb", stack.tmp / "specs")
     daemon.start()
@@ -64,7 +68,18 @@ def test_prometheus_down_brings_scale_up_only_to_the_fallback_count_and_its_retu
             deadline_seconds=5,
             what="autoscaler_target_fallback_active 0",
         )
-        # Readable again, the empty queue takes the worker back to minReplicas, after Prometheus returned.
+        # The first readings after the outage do not scale down for recoverySeconds (4 s here)...
+        wait_for(
+            lambda: [
+                d
+                for d in daemon.events("decision", target="default/fb")
+                if "no scale-down after the fallback" in d.get("summary", "")
+            ],
+            deadline_seconds=10,
+            what="the recovery hold",
+            explain=daemon.tail,
+        )
+        # ... then, readable again, the empty queue takes the worker back to minReplicas.
         wait_for(lambda: stack.replicas("fb") == 1, deadline_seconds=20, what="back to 1 on the readable metric")
         assert down_at < up_at
     finally:
