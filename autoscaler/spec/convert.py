@@ -665,6 +665,13 @@ class _Builder:
         kept = [
             m for m in metrics if not (m["type"] == "External" and m["external"]["metric"]["name"] in formula.names)
         ]
+        for activation_path, metric, _ in self.activations:
+            if metric not in kept and "activationThreshold" in metric:
+                self.drop(
+                    activation_path,
+                    "the trigger became an input of the formula, which has no threshold of its own: the formula "
+                    "is active (for scaleToZero) while its value proposes a replica",
+                )
         if kept:
             spec["metrics"] = kept
         else:

@@ -101,3 +101,19 @@ def test_bad_scaling_modifiers_are_refused_naming_the_field(modifiers: dict[str,
     with pytest.raises(SpecError) as caught:
         convert(scaled_object(named("a", "sum(x)"), advanced={"scalingModifiers": modifiers}))
     assert field in [path for path, _ in caught.value.problems]
+
+
+def test_an_activation_threshold_of_a_trigger_the_formula_reads_is_named_as_not_carried() -> None:
+    obj = scaled_object(
+        named("a", "sum(x)", metadata={"activationThreshold": "5"}),
+        named("b", "sum(y)", metadata={"activationThreshold": "2"}),
+        named("c", "sum(z)"),
+        minReplicaCount=0,
+        advanced={"scalingModifiers": {"formula": "a + c", "target": "3"}},
+    )
+    conversion = convert(obj)
+    spec = _valid(conversion)["spec"]
+    assert spec["metrics"][0]["activationThreshold"] == "2", "b scales on its own and keeps its threshold"
+    dropped, why = _notices(conversion)["spec.triggers[0].metadata.activationThreshold"]
+    assert dropped and "input of the formula" in why
+    assert "spec.triggers[1].metadata.activationThreshold" not in _notices(conversion)
