@@ -636,7 +636,8 @@ def _compute_metrics(
     replicas = 0
     metric_name = ""
     invalid = 0
-    first_error: MetricResult | None = None
+    # The first failed proposal, metric or extra: (its reason, its message, the error it returned).
+    first_failure: tuple[str, str, str] | None = None
     for index, (metric_spec, reading) in enumerate(zip(spec.metrics, metrics, strict=True)):
         result = compute_metric(
             index,
@@ -657,7 +658,7 @@ def _compute_metrics(
             assert result.error_reason is not None
             run.event(EventType.WARNING, result.error_reason, result.error)
             if invalid == 0:
-                first_error = result
+                first_failure = (str(result.error_reason), result.error, str(result.returned_error))
             invalid += 1
             continue
         assert result.proposed_replicas is not None
@@ -667,7 +668,6 @@ def _compute_metrics(
 
     # The drain time and the formula (core/queue.py) join the largest proposal as metrics of their own.
     extras: tuple[ExtraResult, ...] = ()
-    first_extra_error: ExtraResult | None = None
     if spec.extra_metrics is not None:
         extras = proposals(
             spec.extra_metrics,
@@ -682,7 +682,7 @@ def _compute_metrics(
             if extra.error is not None:
                 run.event(EventType.WARNING, EventReason.FAILED_GET_EXTERNAL_METRIC, extra.error)
                 if invalid == 0:
-                    first_extra_error = extra
+                    first_failure = (str(EventReason.FAILED_GET_EXTERNAL_METRIC), extra.error, extra.error)
                 invalid += 1
                 continue
             assert extra.proposed_replicas is not None
@@ -692,24 +692,15 @@ def _compute_metrics(
     count = len(spec.metrics) + len(extras)
 
     error = None
-    if first_error is not None:
-        error = f"invalid metrics ({invalid} invalid out of {count}), first error is: {first_error.returned_error}"
-    elif first_extra_error is not None:
-        error = f"invalid metrics ({invalid} invalid out of {count}), first error is: {first_extra_error.error}"
+    if first_failure is not None:
+        error = f"invalid metrics ({invalid} invalid out of {count}), first error is: {first_failure[2]}"
     if invalid >= count or (invalid > 0 and replicas < scale.spec_replicas):
-        if first_error is not None:
+        if first_failure is not None:
             run.condition(
                 ConditionType.SCALING_ACTIVE,
                 "False",
-                str(first_error.error_reason),
-                f"the HPA was unable to compute the replica count: {first_error.error}",
-            )
-        elif first_extra_error is not None:
-            run.condition(
-                ConditionType.SCALING_ACTIVE,
-                "False",
-                str(EventReason.FAILED_GET_EXTERNAL_METRIC),
-                f"the HPA was unable to compute the replica count: {first_extra_error.error}",
+                first_failure[0],
+                f"the HPA was unable to compute the replica count: {first_failure[1]}",
             )
         return _MetricsOutcome(None, "", tuple(results), invalid, error, True, extras)
     run.condition(
