@@ -55,7 +55,13 @@ def test_prometheus_down_while_the_load_falls_holds_then_recovers(stack: Stack) 
     daemon, address = stack.daemon("outage", stack.tmp / "specs")
     daemon.start()
     try:
-        wait_for(lambda: len(read_ok(daemon, "outage", current=6)) >= 3, deadline_seconds=30, what="steady at 6")
+        # The first readings wait for Prometheus to hold two scrapes in the rate window: slow on a loaded machine.
+        wait_for(
+            lambda: len(read_ok(daemon, "outage", current=6)) >= 3,
+            deadline_seconds=60,
+            what="steady at 6",
+            explain=daemon.tail,
+        )
         stack.prometheus.stop()
         down_at = utc_now()
         demand.value = 6  # a controller reading zero or a stale low value now would scale down
