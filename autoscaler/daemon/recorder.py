@@ -1,5 +1,10 @@
 """The flight recorder: the last N decision snapshots of each target, to replay what the daemon decided.
 
+A run of consecutive decisions with the same outcome (the same replicas, write, error, conditions and metric
+proposals: `_outcome_of`) takes at most two entries: its first, and its newest, which each further decision of
+the run replaces (`repeated` counts the decisions it stands for, `firstTime` is the first of them). A steady
+target therefore holds two entries, and the N entries reach back over the last N changes of outcome.
+
 Each entry keeps the outcome's snapshot (the decision's inputs, by reference: `spec.snapshot_out.DecisionInputs`)
 and its decision (the core's immutable value), and renders both only when read: the snapshot in
 `autoscaler replay`'s format (docs/snapshot.md) and the decision as `autoscaler replay` prints it. A tick
@@ -19,7 +24,7 @@ import threading
 import traceback
 from collections import deque
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -50,6 +55,10 @@ class _Entry:
     error: str
     snapshot: Snapshot
     decision: Decision | None
+    outcome: tuple[object, ...]
+    repeated: int = 1
+    first: datetime | None = None  # the first decision this entry stands for, when it stands for several
+    file: str = ""  # its file in the directory ("" when none was written)
 
     def render(self) -> dict[str, Any]:
         """The entry as /debug/snapshots serves it; the snapshot and the decision rendered now."""
@@ -60,7 +69,7 @@ class _Entry:
             else None
         )
         return {
-            "time": self.now.astimezone(UTC).isoformat().replace("+00:00", "Z"),
+            "time": _iso(self.now),
             "source": self.source,
             "origin": self.origin,
             "dryRun": self.dry_run,
@@ -68,7 +77,32 @@ class _Entry:
             "error": self.error or None,
             "snapshot": self.snapshot.json(),
             "decision": rendered,
+            "repeated": self.repeated,
+            "firstTime": _iso(self.first or self.now),
         }
+
+
+def _iso(when: datetime) -> str:
+    return when.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def _outcome_of(outcome: TargetOutcome) -> tuple[object, ...]:
+    """What two decisions must share to be one run: write, error and the decision's result, conditions (type,
+    status, reason) and per-metric proposals and errors; not the readings, messages or times."""
+    decision = outcome.decision
+    decided: tuple[object, ...] = ()
+    if decision is not None:
+        decided = (
+            decision.current_replicas,
+            decision.desired_replicas,
+            decision.rescale,
+            decision.error,
+            tuple((c.type, c.status, c.reason) for c in decision.conditions),
+            tuple((m.name, m.proposed_replicas, m.error) for m in decision.metrics),
+            tuple((m.name, m.proposed_replicas, m.error) for m in decision.extra_metrics),
+            decision.shadow.theirs if decision.shadow is not None else None,
+        )
+    return (outcome.dry_run, outcome.wrote_scale, outcome.error, outcome.error_type, decision is None, decided)
 
 
 class FlightRecorder:
@@ -103,21 +137,31 @@ class FlightRecorder:
             error=outcome.error,
             snapshot=outcome.snapshot,
             decision=outcome.decision,
+            outcome=_outcome_of(outcome),
         )
         with self._lock:
             entries = self._entries.get(key)
             if entries is None:
                 entries = self._entries[key] = deque(maxlen=self.size)
-            entries.append(entry)
+            replaced = _fold(entries, entry)
+            entry = entries[-1]
         if self.directory:
             rendered = _render_snapshot(entry)
             if rendered is not None:
-                self._write(key, rendered, now)
+                name = self._write(key, rendered, now)
+                if name:
+                    with self._lock:
+                        if entries and entries[-1] is entry:
+                            entries[-1] = replace(entry, file=name)
+                if replaced is not None and replaced.file and replaced.file != name:
+                    with contextlib.suppress(OSError):
+                        os.unlink(os.path.join(self.directory, replaced.file))
 
     def _prefix(self, key: TargetKey) -> str:
         return f"{key.namespace}_{key.name}_"
 
-    def _write(self, key: TargetKey, snapshot: Mapping[str, Any], now: datetime) -> None:
+    def _write(self, key: TargetKey, snapshot: Mapping[str, Any], now: datetime) -> str:
+        """Write the snapshot as the target's newest file; its name ("" when it could not be written)."""
         name = f"{self._prefix(key)}{_stamp(now)}.json"
         try:
             fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=self.directory)
@@ -133,6 +177,8 @@ class FlightRecorder:
             self._prune(key)
         except OSError as err:
             log.warning("snapshot_write_failed", target=str(key), directory=self.directory, error=str(err))
+            return ""
+        return name
 
     def _prune(self, key: TargetKey) -> None:
         prefix = self._prefix(key)
@@ -158,6 +204,17 @@ class FlightRecorder:
         for k, entries in chosen.items():
             out[str(k)] = [r for r in (_render(e) for e in entries) if r is not None]
         return out
+
+
+def _fold(entries: deque[_Entry], entry: _Entry) -> _Entry | None:
+    """Append `entry`, or, when the newest two entries and it are one run, let it replace the newest (which is
+    returned): a run keeps its first decision and its newest."""
+    if len(entries) >= 2 and entries[-1].outcome == entry.outcome and entries[-2].outcome == entry.outcome:
+        newest = entries[-1]
+        entries[-1] = replace(entry, repeated=newest.repeated + 1, first=newest.first or newest.now)
+        return newest
+    entries.append(entry)
+    return None
 
 
 def _render_snapshot(entry: _Entry) -> dict[str, Any] | None:

@@ -26,8 +26,8 @@ T0 = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
 def test_keeps_the_last_n_per_target_in_memory_and_on_disk(tmp_path: Path) -> None:
     recorder = FlightRecorder(2, str(tmp_path))
     web, api = target("web"), target("api")
-    for i in range(5):
-        recorder.record(outcome_for(web), now=T0 + timedelta(seconds=i))
+    for i in range(5):  # five different outcomes (a steady run is folded: the next test)
+        recorder.record(replace(outcome_for(web), error=f"failure {i}"), now=T0 + timedelta(seconds=i))
     recorder.record(outcome_for(api), now=T0)
     entries = recorder.snapshots(TargetKey("shop", "web"))["shop/web"]
     assert [e["time"] for e in entries] == ["2026-03-01T12:00:03Z", "2026-03-01T12:00:04Z"]
@@ -42,6 +42,36 @@ def test_keeps_the_last_n_per_target_in_memory_and_on_disk(tmp_path: Path) -> No
     assert replayed["desiredReplicas"] == entries[-1]["decision"]["desiredReplicas"]
     recorder.forget(TargetKey("shop", "web"))
     assert list(recorder.snapshots()) == ["shop/api"]
+
+
+def test_a_run_of_one_outcome_keeps_its_first_and_its_newest_decision(tmp_path: Path) -> None:
+    """Five ticks deciding the same (only readings and times differ) take two entries and two files: the first,
+    and the newest standing for four; a different outcome after it is a new entry, the run's entries stay."""
+    recorder = FlightRecorder(10, str(tmp_path))
+    web = target("web")
+    for i in range(5):
+        recorder.record(outcome_for(web), now=T0 + timedelta(seconds=i))
+    entries = recorder.snapshots(web.key)["shop/web"]
+    assert [(e["time"], e["firstTime"], e["repeated"]) for e in entries] == [
+        ("2026-03-01T12:00:00Z", "2026-03-01T12:00:00Z", 1),
+        ("2026-03-01T12:00:04Z", "2026-03-01T12:00:01Z", 4),
+    ]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "shop_web_20260301T120000.000000Z.json",
+        "shop_web_20260301T120004.000000Z.json",
+    ]
+    recorder.record(replace(outcome_for(web), wrote_scale=not entries[-1]["wroteScale"]), now=T0 + timedelta(seconds=5))
+    recorder.record(outcome_for(web), now=T0 + timedelta(seconds=6))
+    entries = recorder.snapshots(web.key)["shop/web"]
+    assert [(e["time"], e["repeated"]) for e in entries] == [
+        ("2026-03-01T12:00:00Z", 1),
+        ("2026-03-01T12:00:04Z", 4),
+        ("2026-03-01T12:00:05Z", 1),
+        ("2026-03-01T12:00:06Z", 1),
+    ]
+    assert len(list(tmp_path.iterdir())) == 4
+    for entry in entries:
+        assert replay_data(entry["snapshot"])["desiredReplicas"] == entry["decision"]["desiredReplicas"]
 
 
 def test_an_outcome_without_a_snapshot_is_not_recorded(tmp_path: Path) -> None:
@@ -110,6 +140,8 @@ def test_an_entry_kept_by_reference_is_served_as_the_eager_rendering_was(tmp_pat
             previous_desired_replicas=inputs.previous_desired_replicas,
         ),
         "decision": render_decision(outcome.decision, now=T0, name="web", namespace="shop", source="test: web"),
+        "repeated": 1,
+        "firstTime": "2026-03-01T12:00:00Z",
     }
     assert json.dumps(entry) == json.dumps(eager)
     (file,) = tmp_path.iterdir()
