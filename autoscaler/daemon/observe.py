@@ -9,14 +9,16 @@ reports: it must not decide or write anything.
 
 from __future__ import annotations
 
-import contextlib
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import structlog
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
+from prometheus_client.registry import Collector
 
 from autoscaler.core.decision import Decision
 from autoscaler.core.formats import format_milli
@@ -151,34 +153,8 @@ class Observer:
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry or CollectorRegistry(auto_describe=True)
         r = self.registry
-        self.replicas = Gauge(
-            "autoscaler_target_replicas", "Replicas of a target: current (its scale) and desired (the decision).",
-            [*TARGET_LABELS, "kind"], registry=r,
-        )  # fmt: skip
-        self.metric_value = Gauge(
-            "autoscaler_target_metric_value",
-            "A metric's current value, in the terms of its target (percent for Utilization).",
-            METRIC_LABELS, registry=r,
-        )  # fmt: skip
-        self.metric_target = Gauge(
-            "autoscaler_target_metric_target", "A metric's target (percent for Utilization).", METRIC_LABELS, registry=r
-        )
-        self.decision_info = Gauge(
-            "autoscaler_target_decision_info", "1 for the reason of a target's last decision.",
-            [*TARGET_LABELS, "reason"], registry=r,
-        )  # fmt: skip
-        self.last_evaluation = Gauge(
-            "autoscaler_target_last_evaluation_timestamp_seconds", "When a target was last evaluated (Unix time).",
-            TARGET_LABELS, registry=r,
-        )  # fmt: skip
-        self.fallback_active = Gauge(
-            "autoscaler_target_fallback_active",
-            "1 while a metric's fallback is in force (the FallbackActive condition True), else 0.",
-            TARGET_LABELS, registry=r,
-        )  # fmt: skip
-        self.scale_writes = Counter(
-            "autoscaler_scale_writes_total", "Scale writes made for a target.", TARGET_LABELS, registry=r
-        )
+        self._targets = _TargetSeries()
+        r.register(self._targets)
         self.errors = Counter("autoscaler_errors_total", "Errors, by type.", ["type"], registry=r)
         self.tick_duration = Histogram(
             "autoscaler_tick_duration_seconds", "Wall time of a tick that reconciled targets.",
@@ -206,19 +182,6 @@ class Observer:
             "autoscaler_specs", "Specs by origin (resource, file) and state (valid, invalid).", ["origin", "state"],
             registry=r,
         )  # fmt: skip
-        self.shadow_desired = Gauge(
-            "autoscaler_shadow_desired_replicas",
-            "Shadow mode: the replicas this autoscaler wants (side=ours) and the one it would replace (side=theirs).",
-            [*TARGET_LABELS, "side"], registry=r,
-        )  # fmt: skip
-        self.shadow_difference = Gauge(
-            "autoscaler_shadow_difference_replicas",
-            "Shadow mode: this autoscaler's desired replicas minus those of the autoscaler it would replace.",
-            TARGET_LABELS, registry=r,
-        )  # fmt: skip
-        self._lock = threading.Lock()
-        self._series: dict[TargetKey, set[tuple[Gauge, tuple[str, ...]]]] = {}
-        self._counted: set[TargetKey] = set()
 
     # --- scrape --------------------------------------------------------------------------------------
 
@@ -255,66 +218,30 @@ class Observer:
     def report_outcome(self, outcome: TargetOutcome, *, evaluated_at: float) -> None:
         """One target's series and its canonical log line."""
         key, decision = outcome.key, outcome.decision
-        ns, name = key.namespace, key.name
-        series: set[tuple[Gauge, tuple[str, ...]]] = set()
-        labels: tuple[str, ...]
         reason = decision_reason(decision, error_type=outcome.error_type)
         metrics: list[str] = []
+        row = _Row(reason=reason, evaluated_at=evaluated_at)
         if decision is not None:
-            if decision.current_replicas is not None:
-                self.replicas.labels(ns, name, "current").set(decision.current_replicas)
-                series.add((self.replicas, (ns, name, "current")))
-            if decision.desired_replicas is not None:
-                self.replicas.labels(ns, name, "desired").set(decision.desired_replicas)
-                series.add((self.replicas, (ns, name, "desired")))
+            row.current, row.desired = decision.current_replicas, decision.desired_replicas
+            series: list[tuple[str, str, float | None, float | None]] = []
             for result in decision.metrics:
                 kind = result.spec.target.type
-                labels = (ns, name, result.name, str(kind))
-                target = _target_number(result.spec.target)
-                if target is not None:
-                    self.metric_target.labels(*labels).set(target)
-                    series.add((self.metric_target, labels))
                 value = _current_number(result.status, kind) if result.error is None else None
-                if value is not None:
-                    self.metric_value.labels(*labels).set(value)
-                    series.add((self.metric_value, labels))
+                series.append((result.name, str(kind), value, _target_number(result.spec.target)))
                 metrics.append(metric_line(result))
+            series.extend(_extra_series(outcome.target.autoscaler.spec, decision))
+            row.metrics = tuple(series)
             shadow = decision.shadow
             if shadow is not None:
-                for side, count in (("ours", shadow.desired_replicas), ("theirs", shadow.theirs)):
-                    if count is not None:
-                        self.shadow_desired.labels(ns, name, side).set(count)
-                        series.add((self.shadow_desired, (ns, name, side)))
-                if shadow.difference is not None:
-                    self.shadow_difference.labels(ns, name).set(shadow.difference)
-                    series.add((self.shadow_difference, (ns, name)))
+                row.shadow = (shadow.desired_replicas, shadow.theirs, shadow.difference)
                 if shadow.error:
                     self.errors.labels(type="shadow").inc()
-            for metric, target_type, value, target in _extra_series(outcome.target.autoscaler.spec, decision):
-                labels = (ns, name, metric, target_type)
-                self.metric_target.labels(*labels).set(target)
-                series.add((self.metric_target, labels))
-                if value is not None:
-                    self.metric_value.labels(*labels).set(value)
-                    series.add((self.metric_value, labels))
             fallback = next((c for c in decision.conditions if c.type == ConditionType.FALLBACK_ACTIVE), None)
-            self.fallback_active.labels(ns, name).set(1 if fallback is not None and fallback.status == "True" else 0)
-            series.add((self.fallback_active, (ns, name)))
-        self.decision_info.labels(ns, name, reason).set(1)
-        series.add((self.decision_info, (ns, name, reason)))
-        self.last_evaluation.labels(ns, name).set(evaluated_at)
-        series.add((self.last_evaluation, (ns, name)))
-        if outcome.wrote_scale:
-            self.scale_writes.labels(ns, name).inc()
+            row.fallback = 1 if fallback is not None and fallback.status == "True" else 0
+        self._targets.put(key, row, wrote_scale=outcome.wrote_scale)
         error, error_type = outcome_error(outcome)
         if error_type:
             self.errors.labels(type=error_type).inc()
-        with self._lock:
-            stale = self._series.get(key, set()) - series
-            self._series[key] = series
-            self._counted.add(key)
-        for gauge, labels in stale:
-            _remove(gauge, labels)
         fields: dict[str, Any] = {
             "target": str(key),
             "origin": str(outcome.target.origin),
@@ -342,21 +269,11 @@ class Observer:
 
     def forget(self, key: TargetKey) -> None:
         """Remove every series of a target that no longer exists."""
-        with self._lock:
-            series = self._series.pop(key, set())
-            counted = key in self._counted
-            self._counted.discard(key)
-        for gauge, labels in series:
-            _remove(gauge, labels)
-        if counted:
-            _remove(self.scale_writes, (key.namespace, key.name))
+        self._targets.forget(key)
 
     def forget_all(self) -> None:
         """Remove every per-target series (a replica that stopped leading evaluates no target)."""
-        with self._lock:
-            keys = set(self._series) | self._counted
-        for key in keys:
-            self.forget(key)
+        self._targets.forget_all()
 
     # --- the rest ------------------------------------------------------------------------------------
 
@@ -375,6 +292,110 @@ class Observer:
         self.query_duration.labels(server=server, outcome=outcome).observe(seconds)
 
 
-def _remove(metric: Gauge | Counter, labels: Sequence[str]) -> None:
-    with contextlib.suppress(KeyError):  # never set, or already removed
-        metric.remove(*labels)
+@dataclass(slots=True)
+class _Row:
+    """A target's series as of its last decision: plain numbers, turned into samples when /metrics is read."""
+
+    reason: str
+    evaluated_at: float
+    current: int | None = None
+    desired: int | None = None
+    # (metric, target_type, value or None, target or None) per metric, drain time and formula.
+    metrics: tuple[tuple[str, str, float | None, float | None], ...] = ()
+    shadow: tuple[int | None, int | None, int | None] | None = None  # (ours, theirs, difference)
+    fallback: int | None = None  # None: no decision
+    writes: int = 0  # scale writes made, since the target was first seen (a counter)
+
+
+class _TargetSeries(Collector):
+    """The per-target series: one row per target, made into metric families at each scrape (a Gauge child
+    per label set costs ~0.5 KiB and a locked lookup per update, at thousands of targets every tick)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._rows: dict[TargetKey, _Row] = {}
+
+    def put(self, key: TargetKey, row: _Row, *, wrote_scale: bool) -> None:
+        with self._lock:
+            old = self._rows.get(key)
+            row.writes = (old.writes if old is not None else 0) + (1 if wrote_scale else 0)
+            self._rows[key] = row
+
+    def forget(self, key: TargetKey) -> None:
+        with self._lock:
+            self._rows.pop(key, None)
+
+    def forget_all(self) -> None:
+        with self._lock:
+            self._rows.clear()
+
+    def describe(self) -> Iterator[Metric]:
+        return iter(self._families())
+
+    def collect(self) -> Iterator[Metric]:
+        with self._lock:
+            rows = sorted(self._rows.items())
+        return iter(self._families(rows))
+
+    @staticmethod
+    def _families(rows: list[tuple[TargetKey, _Row]] | None = None) -> list[Metric]:
+        replicas = GaugeMetricFamily(
+            "autoscaler_target_replicas", "Replicas of a target: current (its scale) and desired (the decision).",
+            labels=[*TARGET_LABELS, "kind"],
+        )  # fmt: skip
+        value = GaugeMetricFamily(
+            "autoscaler_target_metric_value",
+            "A metric's current value, in the terms of its target (percent for Utilization).", labels=METRIC_LABELS,
+        )  # fmt: skip
+        target = GaugeMetricFamily(
+            "autoscaler_target_metric_target", "A metric's target (percent for Utilization).", labels=METRIC_LABELS
+        )
+        info = GaugeMetricFamily(
+            "autoscaler_target_decision_info", "1 for the reason of a target's last decision.",
+            labels=[*TARGET_LABELS, "reason"],
+        )  # fmt: skip
+        evaluated = GaugeMetricFamily(
+            "autoscaler_target_last_evaluation_timestamp_seconds", "When a target was last evaluated (Unix time).",
+            labels=TARGET_LABELS,
+        )  # fmt: skip
+        fallback = GaugeMetricFamily(
+            "autoscaler_target_fallback_active",
+            "1 while a metric's fallback is in force (the FallbackActive condition True), else 0.",
+            labels=TARGET_LABELS,
+        )  # fmt: skip
+        writes = CounterMetricFamily("autoscaler_scale_writes", "Scale writes made for a target.", labels=TARGET_LABELS)
+        shadow_desired = GaugeMetricFamily(
+            "autoscaler_shadow_desired_replicas",
+            "Shadow mode: the replicas this autoscaler wants (side=ours) and the one it would replace (side=theirs).",
+            labels=[*TARGET_LABELS, "side"],
+        )  # fmt: skip
+        shadow_difference = GaugeMetricFamily(
+            "autoscaler_shadow_difference_replicas",
+            "Shadow mode: this autoscaler's desired replicas minus those of the autoscaler it would replace.",
+            labels=TARGET_LABELS,
+        )  # fmt: skip
+        for key, row in rows or ():
+            ns, name = key.namespace, key.name
+            if row.current is not None:
+                replicas.add_metric([ns, name, "current"], row.current)
+            if row.desired is not None:
+                replicas.add_metric([ns, name, "desired"], row.desired)
+            for metric, target_type, number, goal in row.metrics:
+                labels = [ns, name, metric, target_type]
+                if goal is not None:
+                    target.add_metric(labels, goal)
+                if number is not None:
+                    value.add_metric(labels, number)
+            if row.shadow is not None:
+                ours, theirs, difference = row.shadow
+                for side, count in (("ours", ours), ("theirs", theirs)):
+                    if count is not None:
+                        shadow_desired.add_metric([ns, name, side], count)
+                if difference is not None:
+                    shadow_difference.add_metric([ns, name], difference)
+            if row.fallback is not None:
+                fallback.add_metric([ns, name], row.fallback)
+            info.add_metric([ns, name, row.reason], 1)
+            evaluated.add_metric([ns, name], row.evaluated_at)
+            writes.add_metric([ns, name], row.writes)
+        return [replicas, value, target, info, evaluated, fallback, writes, shadow_desired, shadow_difference]
