@@ -96,7 +96,7 @@ class Informer(Generic[T]):
         # With `labels_of`, an index (namespace -> (label, value) -> names) answers selectors without a scan.
         self._labels_of = labels_of
         self._index: dict[str, dict[tuple[str, str], set[str]]] = {}
-        self._indexed: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {}
+        self._indexed: dict[tuple[str, str], Mapping[str, str]] = {}
         self._lw = list_watch
         self._transform = transform
         self.name = name or list_watch.context.resource_path
@@ -157,11 +157,11 @@ class Informer(Generic[T]):
         self._store.setdefault(namespace, {})[name] = item
         if self._labels_of is not None:
             self._unindex(namespace, name)
-            pairs = tuple(self._labels_of(item).items())
+            labels = self._labels_of(item)  # kept as is: pods of one workload share one mapping (kube/pods.py)
             index = self._index.setdefault(namespace, {})
-            for pair in pairs:
+            for pair in labels.items():
                 index.setdefault(pair, set()).add(name)
-            self._indexed[(namespace, name)] = pairs
+            self._indexed[(namespace, name)] = labels
 
     def _remove(self, namespace: str, name: str) -> None:
         """Forget one object; the caller holds the lock."""
@@ -170,7 +170,8 @@ class Informer(Generic[T]):
 
     def _unindex(self, namespace: str, name: str) -> None:
         index = self._index.get(namespace, {})
-        for pair in self._indexed.pop((namespace, name), ()):
+        labels = self._indexed.pop((namespace, name), None)
+        for pair in labels.items() if labels is not None else ():
             names = index.get(pair)
             if names is not None:
                 names.discard(name)

@@ -11,11 +11,13 @@ This module must not decide which pods count: that is the core's pod grouping.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
+from types import MappingProxyType
 from typing import Any
 
 from autoscaler.core.deletion_cost import ANNOTATION as DELETION_COST_ANNOTATION
@@ -26,19 +28,56 @@ from autoscaler.kube.client import KubeClient
 from autoscaler.kube.errors import KubeError, RequestContext
 from autoscaler.kube.retry import RetryBudget, call_with_retries
 
+# Pods of one workload share their labels and their containers' names and requests: each distinct set is kept
+# once (the core never changes a Pod's mappings), so 100,000 cached pods hold a few thousand label dicts, not
+# 100,000. The tables are cleared when they pass `_SHARED_LIMIT` entries (pods with unique labels).
+_SHARED_LIMIT = 50_000
+_shared_labels: dict[str, Mapping[str, str]] = {}
+_shared_containers: dict[tuple[object, ...], tuple[Container, ...]] = {}
+_NO_REQUESTS: Mapping[str, int] = MappingProxyType({})
+_NO_LABELS: Mapping[str, str] = MappingProxyType({})
+
+
+def _labels(value: Any) -> Mapping[str, str]:
+    if not value:
+        return _NO_LABELS
+    labels = {sys.intern(str(k)): sys.intern(str(v)) for k, v in value.items()}
+    key = "\0".join(f"{k}\0{v}" for k, v in labels.items())
+    shared = _shared_labels.get(key)
+    if shared is None:
+        if len(_shared_labels) >= _SHARED_LIMIT:
+            _shared_labels.clear()
+        shared = _shared_labels[key] = labels
+    return shared
+
+
+def _containers(items: Any, *, init: bool) -> tuple[Container, ...]:
+    if not items:
+        return ()
+    containers = tuple(_container(c, init=init) for c in items)
+    key = (init, *((c.name, c.restart_policy_always, *sorted(c.requests.items())) for c in containers))
+    shared = _shared_containers.get(key)
+    if shared is None:
+        if len(_shared_containers) >= _SHARED_LIMIT:
+            _shared_containers.clear()
+        shared = _shared_containers[key] = containers
+    return shared
+
 
 def _time(value: Any) -> datetime | None:
     return parse_time(value) if value else None
 
 
-def _requests(resources: Mapping[str, Any] | None) -> dict[str, int]:
+def _requests(resources: Mapping[str, Any] | None) -> Mapping[str, int]:
     requests = (resources or {}).get("requests") or {}
-    return {str(name): milli_value(qty) for name, qty in requests.items()}
+    if not requests:
+        return _NO_REQUESTS
+    return {sys.intern(str(name)): milli_value(qty) for name, qty in requests.items()}
 
 
 def _container(data: Mapping[str, Any], *, init: bool) -> Container:
     return Container(
-        name=str(data.get("name", "")),
+        name=sys.intern(str(data.get("name", ""))),
         requests=_requests(data.get("resources")),
         restart_policy_always=init and data.get("restartPolicy") == "Always",
     )
@@ -60,20 +99,20 @@ def pod_from_json(data: Mapping[str, Any]) -> Pod:
     ready_transition: datetime | None = None
     for cond in status.get("conditions") or []:
         if cond.get("type") == "Ready":
-            ready = str(cond.get("status", "Unknown"))
+            ready = sys.intern(str(cond.get("status", "Unknown")))
             ready_transition = _time(cond.get("lastTransitionTime"))
             break
     return Pod(
         name=str(meta.get("name", "")),
-        namespace=str(meta.get("namespace", "")),
+        namespace=sys.intern(str(meta.get("namespace", ""))),
         phase=_phase(status.get("phase")),
-        labels=dict(meta.get("labels") or {}),
+        labels=_labels(meta.get("labels")),
         ready=ready,
         ready_transition=ready_transition,
         start_time=_time(status.get("startTime")),
         deleted=meta.get("deletionTimestamp") is not None,
-        containers=tuple(_container(c, init=False) for c in spec.get("containers") or []),
-        init_containers=tuple(_container(c, init=True) for c in spec.get("initContainers") or []),
+        containers=_containers(spec.get("containers"), init=False),
+        init_containers=_containers(spec.get("initContainers"), init=True),
         pod_requests=_requests(spec.get("resources")),
         deletion_cost=parse_cost((meta.get("annotations") or {}).get(DELETION_COST_ANNOTATION)),
     )

@@ -96,3 +96,28 @@ def test_status_and_deletion_come_through_the_wire(kube: KubeClient, server: Any
     assert pod.is_ready
     assert pod.ready_transition == datetime.fromisoformat("2026-01-01T00:00:07+00:00")
     assert pod.start_time == datetime.fromisoformat("2026-01-01T00:00:01+00:00")
+
+
+def _pod_json(name: str, labels: dict[str, str], cpu: str = "500m") -> dict[str, Any]:
+    return {
+        "metadata": {"name": name, "namespace": "shop", "labels": labels},
+        "spec": {"containers": [{"name": "app", "resources": {"requests": {"cpu": cpu}}}]},
+        "status": {"phase": "Running"},
+    }
+
+
+def test_pods_of_one_workload_share_their_labels_and_containers() -> None:
+    """100,000 cached pods must not hold 100,000 copies of their workload's labels and requests: pods with
+    equal labels share one mapping, equal containers one tuple; different ones do not, and a pod's mapping is
+    not the JSON it came from (a later change of that JSON does not reach it)."""
+    raw = _pod_json("web-1", {"app": "web", "pod-template-hash": "abc"})
+    a = pod_from_json(raw)
+    b = pod_from_json(_pod_json("web-2", {"app": "web", "pod-template-hash": "abc"}))
+    c = pod_from_json(_pod_json("web-3", {"app": "web", "pod-template-hash": "def"}, cpu="1"))
+    assert a.labels is b.labels and a.containers is b.containers
+    assert a.labels is not c.labels and a.containers is not c.containers
+    assert dict(c.labels) == {"app": "web", "pod-template-hash": "def"} and c.containers[0].requests == {"cpu": 1000}
+    raw["metadata"]["labels"]["app"] = "changed"
+    assert a.labels["app"] == "web"
+    bare = pod_from_json({"metadata": {"name": "x"}})
+    assert dict(bare.labels) == {} and bare.containers == () and dict(bare.pod_requests) == {}
