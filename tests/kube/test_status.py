@@ -107,3 +107,19 @@ def test_the_cache_keeps_an_object_without_its_managed_fields() -> None:
     assert cached_object({**obj, "metadata": {**meta, "managedFields": managed}}) == {**obj, "metadata": meta}
     assert cached_object({**obj, "metadata": meta}) == {**obj, "metadata": meta}
     assert cached_object(obj) == obj
+
+
+def test_the_cache_keeps_the_status_as_text_and_gives_a_fresh_copy_at_each_read() -> None:
+    """The status is stored as compact JSON (the largest part of the object, read only at a target's first sight
+    and at status writes): each read decodes it anew, so a reader that changes what it got changes nothing."""
+    from autoscaler.kube.status import cached_object
+
+    status = {"desiredReplicas": 2, "behaviorState": {"recommendations": [{"replicas": 3, "time": "t"}]}}
+    cached = cached_object({"metadata": {"name": "web"}, "status": status})
+    first = cached["status"]
+    assert first == status and first is not status
+    first["desiredReplicas"] = 99
+    assert cached.get("status") == status and sorted(cached) == ["metadata", "status"] and len(cached) == 2
+    bare = cached_object({"metadata": {"name": "web"}})
+    assert "status" not in bare and bare.get("status") is None and len(bare) == 1
+    assert cached_object({"metadata": {}, "status": None})["status"] is None
