@@ -18,11 +18,11 @@ import gc
 import time as _time
 import traceback
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
-from typing import Protocol, TypeVar, runtime_checkable
+from typing import Protocol, TypeVar, cast, runtime_checkable
 
 import structlog
 
@@ -198,27 +198,33 @@ class MetricsReader:
         if deadline is None:
             shortest = min((r.context.sync_period_seconds for r in requests), default=15.0)
             deadline = shortest * PASS_SHARE_OF_SYNC_PERIOD
-        answers = self._run(budgets, deadline_seconds=deadline)
-        outcomes: list[Outcome] = []
-        for request, item in zip(requests, planned, strict=True):
+        users: dict[Query, list[int]] = {}
+        outcomes: list[Outcome | None] = [None] * len(requests)
+        for i, item in enumerate(planned):
             if isinstance(item, MetricsError):
-                outcomes.append(item)
-                continue
-            source, plan = item
-            answer = answers[plan.query]
-            context = {"promql": plan.query.promql, "server": plan.query.server, "metric": request.name}
-            if isinstance(answer, MetricsError):
-                # One answer serves several metrics: each gets its own error object with its own name.
-                outcomes.append(_copy_error(answer).with_context(**context))
-                continue
-            try:
-                reading = self._call_source(source, "parse", partial(source.parse, request, plan, answer))
-            except MetricsError as err:
-                outcomes.append(err.with_context(**context))
-                continue
-            outcomes.append(reading)
+                outcomes[i] = item
+            else:
+                users.setdefault(item[1].query, []).append(i)
+
+        def read_answer(query: Query, answer: Answer | MetricsError) -> None:
+            """Every metric that asked `query`, read from its answer as soon as it arrives (the answer is
+            dropped after: the pass never holds every answer at once)."""
+            for i in users[query]:
+                request, (source, plan) = requests[i], cast(tuple[MetricSource, QueryPlan], planned[i])
+                context = {"promql": plan.query.promql, "server": plan.query.server, "metric": request.name}
+                if isinstance(answer, MetricsError):
+                    # One answer serves several metrics: each gets its own error object with its own name.
+                    outcomes[i] = _copy_error(answer).with_context(**context)
+                    continue
+                try:
+                    outcomes[i] = self._call_source(source, "parse", partial(source.parse, request, plan, answer))
+                except MetricsError as err:
+                    outcomes[i] = err.with_context(**context)
+
+        self._run(budgets, deadline_seconds=deadline, on_answer=read_answer)
+        assert all(outcome is not None for outcome in outcomes), "a planned query was never answered"
         result = PassResult(
-            outcomes=tuple(outcomes),
+            outcomes=tuple(cast(list[Outcome], outcomes)),
             queries_planned=sum(1 for item in planned if not isinstance(item, MetricsError)),
             queries_sent=len(budgets),
             duration_seconds=self._monotonic() - started,
@@ -228,13 +234,20 @@ class MetricsReader:
             metrics=len(requests),
             queries_planned=result.queries_planned,
             queries_sent=result.queries_sent,
-            failures=sum(1 for o in outcomes if isinstance(o, MetricsError)),
+            failures=sum(1 for o in result.outcomes if isinstance(o, MetricsError)),
             duration_seconds=round(result.duration_seconds, 4),
         )
         return result
 
-    def _run(self, budgets: Mapping[Query, float], *, deadline_seconds: float) -> dict[Query, Answer | MetricsError]:
-        """Every query on the pool; what has not answered by the deadline (plus the grace) is a timeout."""
+    def _run(
+        self,
+        budgets: Mapping[Query, float],
+        *,
+        deadline_seconds: float,
+        on_answer: Callable[[Query, Answer | MetricsError], None],
+    ) -> None:
+        """Every query on the pool, each answer given to `on_answer` (in this thread) as it arrives, while the
+        others are still under way; what has not answered by the deadline (plus the grace) is a timeout."""
         deadline = self._monotonic() + deadline_seconds
 
         def one(query: Query) -> Answer | MetricsError:
@@ -262,28 +275,37 @@ class MetricsReader:
 
         queries = list(budgets)
         if not queries:
-            return {}
+            return
         workers = min(self._settings.max_concurrent_queries, len(queries))
         # Not a `with` block: leaving one waits for every thread, and the pass must not wait for stragglers.
         pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="prometheus-query")
+        futures: dict[Future[Answer | MetricsError], Query] = {}
         try:
-            futures: dict[Future[Answer | MetricsError], Query] = {pool.submit(one, q): q for q in queries}
-            wait(futures, timeout=max(deadline - self._monotonic(), 0.0) + PASS_GRACE_SECONDS)
+            futures = {pool.submit(one, q): q for q in queries}
+            pending = set(futures)
+            while pending:
+                done, pending = wait(
+                    pending,
+                    timeout=max(deadline - self._monotonic(), 0.0) + PASS_GRACE_SECONDS,
+                    return_when=FIRST_COMPLETED,
+                )
+                if not done:
+                    break  # the deadline and its grace are over
+                for future in done:
+                    on_answer(futures.pop(future), future.result())
         finally:
             # Queries not started are dropped; running ones finish on their own (each is bounded by its
             # deadline, and closes its connection when cut off); their answers are discarded.
             pool.shutdown(wait=False, cancel_futures=True)
-        results: dict[Query, Answer | MetricsError] = {}
-        for future, query in futures.items():
-            if future.done() and not future.cancelled():
-                results[query] = future.result()
-            else:
-                results[query] = QueryTimeoutError(
+        for query in futures.values():
+            on_answer(
+                query,
+                QueryTimeoutError(
                     f"no answer by the pass's {deadline_seconds:g} s deadline; abandoned",
                     scope="pass",
                     limit_seconds=deadline_seconds,
-                )
-        return results
+                ),
+            )
 
     def _observe(self, server: str, seconds: float, answer: Answer | MetricsError) -> None:
         """Tell the observer how a query went; an observer that fails is logged, never the query's failure."""
