@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from typing import Any
 
 from autoscaler.core.types import (
     ContainerUsage,
@@ -166,3 +167,35 @@ def test_a_slow_server_cannot_stall_the_pass(
     assert len(not_sent) > 0 and len(proxy.queries()) == 8 - len(not_sent)
     assert result.duration_seconds < 0.5 + 1.0  # the deadline, plus a generous margin
     assert late[0].metric.startswith("batch_slow_") and late[0].server == "main"
+
+
+def test_an_answer_is_read_while_slower_queries_are_still_under_way(
+    proxy: Proxy, make_reader: Callable[..., MetricsReader], base_time: datetime, push: Push, monkeypatch: Any
+) -> None:
+    """The pass reads each answer as it arrives: the fast metric is parsed before the slow query has answered
+    (so the client's reading overlaps Prometheus's work, and answers are not all held at once); both read."""
+    import time
+
+    from autoscaler.metrics.sources import ExternalSource
+    from tests.metrics.proxy import Fault
+
+    _write(push, base_time)
+    events: list[tuple[str, float]] = []
+    parse = ExternalSource.parse
+
+    def recording(self: ExternalSource, request: MetricRequest, plan: Any, answer: Any) -> Any:
+        events.append((f"parsed {request.spec.metric_name}", time.monotonic()))
+        return parse(self, request, plan, answer)
+
+    monkeypatch.setattr(ExternalSource, "parse", recording)
+    proxy.faults.append(Fault(delay_seconds=1.0, match="batch_inflight_requests"))
+    reader = make_reader(proxy.url, settings={"maxConcurrentQueries": 2})
+    ctx = context("batch-a", base_time)
+    one_pod = {"pod": "t0-0", "namespace": "batch-a"}
+    slow = spec(MetricSourceType.EXTERNAL, metric="batch_inflight_requests", selector=one_pod)
+    fast = spec(MetricSourceType.EXTERNAL, metric="batch_queue_depth", selector={"queue": "jobs"})
+    reader._on_query = lambda server, seconds, outcome: events.append(("answered", time.monotonic()))
+    result = reader.read([request(slow, ctx), request(fast, ctx)])
+    assert [type(o) for o in result.outcomes] == [ExternalReading, ExternalReading]
+    order = [what for what, _ in sorted(events, key=lambda e: e[1])]
+    assert order == ["answered", "parsed batch_queue_depth", "answered", "parsed batch_inflight_requests"], order
