@@ -25,7 +25,7 @@ _NANO = decimal.Decimal("1e-9")
 # int64: what a Kubernetes quantity's milli-value, and so the HPA's arithmetic, holds.
 MAX_MILLI = 2**63 - 1
 # Prometheus answers with the asked time to the millisecond; allow for the float's last bits.
-_STAMP_TOLERANCE_SECONDS = 0.001
+STAMP_TOLERANCE_SECONDS = 0.001
 
 
 # A finite decimal number, as Prometheus writes one (Go's 'f' or 'e' format): read with integers, exactly.
@@ -124,7 +124,7 @@ def check_answer_time(stamp: float, *, asked: datetime, staleness_seconds: float
     """Refuse a sample not stamped with the time the instant query asked for: older than the staleness
     budget is `StaleDataError` (a cached, old answer), any other difference is `BadResponseError`."""
     asked_seconds = asked.timestamp()
-    if abs(stamp - asked_seconds) <= _STAMP_TOLERANCE_SECONDS:
+    if abs(stamp - asked_seconds) <= STAMP_TOLERANCE_SECONDS:
         return
     age = asked_seconds - stamp
     if age > staleness_seconds:
@@ -242,9 +242,21 @@ def marker_seconds(value: str, stamp: float, *, asked: datetime, staleness_secon
         if not number.is_finite():
             raise BadResponseError(f"a sample time is {value}; timestamp() gives a time")
         seconds = float(number)
-    if seconds > asked.timestamp() + _STAMP_TOLERANCE_SECONDS:
+    if seconds > asked.timestamp() + STAMP_TOLERANCE_SECONDS:
         raise BadResponseError(f"a sample time is {seconds - asked.timestamp():.3f} s after the time asked")
     return seconds
+
+
+def fast_marker_seconds(value: str, stamp: float, *, low: float, high: float) -> float | None:
+    """`marker_seconds` of the common case (stamped within [low, high], the time asked with its tolerance, and
+    a plain decimal time no later than `high`); None for anything else, which `marker_seconds` reads."""
+    if not low <= stamp <= high:
+        return None
+    plain = _DECIMAL.fullmatch(value)
+    if plain is None or not (plain[2] or plain[3]):
+        return None
+    seconds = float(value)
+    return seconds if seconds <= high else None
 
 
 def no_data(message: str) -> NoDataError:

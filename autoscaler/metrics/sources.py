@@ -26,10 +26,12 @@ from autoscaler.core.types import (
 )
 from autoscaler.metrics import promql
 from autoscaler.metrics.answers import (
+    STAMP_TOLERANCE_SECONDS,
     PodIndex,
     check_answer_time,
     check_milli_total,
     check_result_type,
+    fast_marker_seconds,
     group_key,
     marker_seconds,
     marker_time,
@@ -189,31 +191,43 @@ class _PerPodSource(PrometheusSource):
         index = pod_index(answer, plan.grouping, binding.pod_label)
         table = index.table
         asked, staleness = plan.query.time, plan.staleness_seconds
+        # The checks' common case inline, on numbers computed once per call; anything else takes the exact
+        # check, for its message (`check_answer_time`, `marker_seconds`, `check_fresh`).
+        asked_seconds, now_seconds = asked.timestamp(), context.now.timestamp()
+        low, high = asked_seconds - STAMP_TOLERANCE_SECONDS, asked_seconds + STAMP_TOLERANCE_SECONDS
+        namespace_label, stamps, values = binding.namespace_label, table.stamps, table.values
         found: dict[str, list[tuple[int, float]]] = {}
         stale: StaleDataError | None = None
         names = dict.fromkeys(pod.name for pod in context.pods)  # each pod once, in order
         for pod in names:
             for row in index.rows.get(pod, ()):
-                namespace = index.label(row, binding.namespace_label)
+                namespace = index.label(row, namespace_label)
                 if namespace is not None and namespace != context.namespace:
                     continue
                 # A stamp that is not the time asked fails the whole metric (raised here); a sample time past
                 # the staleness budget only drops its pod. Both the value's own stamp and its marker's must be
                 # the time asked (see `sample_time`).
-                stamp = table.stamps[row]
-                check_answer_time(stamp, asked=asked, staleness_seconds=staleness)
+                stamp = stamps[row]
+                if not low <= stamp <= high:
+                    check_answer_time(stamp, asked=asked, staleness_seconds=staleness)
                 sample_time = stamp
                 if plan.has_timestamps:
                     marker = index.markers.get(index.group(row))
                     if marker is not None:
-                        sample_time = marker_seconds(
-                            table.values[marker], table.stamps[marker], asked=asked, staleness_seconds=staleness
+                        fast = fast_marker_seconds(values[marker], stamps[marker], low=low, high=high)
+                        sample_time = (
+                            fast
+                            if fast is not None
+                            else marker_seconds(
+                                values[marker], stamps[marker], asked=asked, staleness_seconds=staleness
+                            )
                         )
-                try:
-                    self.check_fresh(plan, context.now, sample_time)
-                except StaleDataError as err:
-                    stale = err
-                    continue
+                if now_seconds - sample_time > staleness:
+                    try:
+                        self.check_fresh(plan, context.now, sample_time)
+                    except StaleDataError as err:
+                        stale = err
+                        continue
                 found.setdefault(pod, []).append((row, sample_time))
         if not found and stale is not None:
             raise stale
@@ -261,6 +275,7 @@ class ResourceSource(_PerPodSource):
                 )
             )
         pods = []
+        times: dict[float, datetime] = {}
         for pod, items in sorted(found.items()):
             containers: dict[str, int] = {}
             for row, _ in items:
@@ -273,7 +288,8 @@ class ResourceSource(_PerPodSource):
                 containers[container] = to_milli(index.table.values[row])
             oldest = min(sample_time for _, sample_time in items)
             usage = tuple(ContainerUsage(name, {resource: value}) for name, value in sorted(containers.items()))
-            pods.append(PodUsage(pod, utc(oldest), plan.window_seconds, usage))
+            when = times.get(oldest) or times.setdefault(oldest, utc(oldest))  # pods sampled together share one
+            pods.append(PodUsage(pod, when, plan.window_seconds, usage))
         return ResourceReading(pods=tuple(pods))
 
 
@@ -302,6 +318,7 @@ class PodsSource(_PerPodSource):
             now = request.context.now
             return PodsReading(tuple(PodValue(p.name, 0, now, plan.window_seconds) for p in request.context.pods))
         items = []
+        times: dict[float, datetime] = {}
         for pod, pairs in sorted(found.items()):
             if len(pairs) > 1:
                 raise PermanentError(
@@ -309,7 +326,8 @@ class PodsSource(_PerPodSource):
                     error_type="too_many_series",
                 )
             row, sample_time = pairs[0]
-            items.append(PodValue(pod, to_milli(index.table.values[row]), utc(sample_time), plan.window_seconds))
+            when = times.get(sample_time) or times.setdefault(sample_time, utc(sample_time))
+            items.append(PodValue(pod, to_milli(index.table.values[row]), when, plan.window_seconds))
         return PodsReading(tuple(items))
 
 

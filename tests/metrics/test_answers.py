@@ -161,3 +161,37 @@ def test_quoted_text_is_scrubbed_before_it_is_cut() -> None:
     with pytest.raises(BadResponseError) as caught:
         read_answer(body, quote=lambda text: text.replace(secret, "***"))
     assert "Bearer **" in caught.value.message and "s3cr" not in caught.value.message
+
+
+_ASKED = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("value", "stamp_offset"),
+    [
+        pytest.param("1772366340", 0.0, id="a plain time before the time asked"),
+        pytest.param("1772366340.123", 0.0005, id="within the stamp tolerance"),
+        pytest.param("1.77236634e9", 0.0, id="exponent form"),
+        pytest.param(str(_ASKED.timestamp() + 5), 0.0, id="a sample from the future"),
+        pytest.param("1772366340", 2.0, id="stamped after the time asked"),
+        pytest.param("1772366340", -900.0, id="stamped long before: stale"),
+        pytest.param("NaN", 0.0, id="NaN"),
+        pytest.param("+Inf", 0.0, id="infinity"),
+        pytest.param("abc", 0.0, id="not a number"),
+        pytest.param("", 0.0, id="empty"),
+    ],
+)
+def test_the_fast_marker_reading_is_the_exact_one_or_none(value: str, stamp_offset: float) -> None:
+    """The per-pod loop's fast path gives the exact reader's time, or None (and the exact reader decides,
+    with its message): never a different time, never a time where the exact reader refuses."""
+    from autoscaler.metrics.answers import STAMP_TOLERANCE_SECONDS, fast_marker_seconds, marker_seconds
+
+    asked = _ASKED.timestamp()
+    stamp = asked + stamp_offset
+    fast = fast_marker_seconds(value, stamp, low=asked - STAMP_TOLERANCE_SECONDS, high=asked + STAMP_TOLERANCE_SECONDS)
+    try:
+        exact: float | None = marker_seconds(value, stamp, asked=_ASKED, staleness_seconds=300)
+    except (BadResponseError, StaleDataError):
+        exact = None
+    assert fast is None or fast == exact
+    assert (fast is not None) == (exact is not None and value[:1].isdigit())
