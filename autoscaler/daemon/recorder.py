@@ -1,9 +1,9 @@
 """The flight recorder: the last N decision snapshots of each target, to replay what the daemon decided.
 
 A run of consecutive decisions with the same outcome (the same replicas, write, error, conditions and metric
-proposals: `_outcome_of`) takes at most two entries: its first, and its newest, which each further decision of
-the run replaces (`repeated` counts the decisions it stands for, `firstTime` is the first of them). A steady
-target therefore holds two entries, and the N entries reach back over the last N changes of outcome.
+proposals: `_outcome_of`) takes one entry, its newest decision, which each further decision of the run replaces
+(`repeated` counts the decisions it stands for, `firstTime` is the first of them). A steady target therefore
+holds one entry, and the N entries reach back over the last N changes of outcome.
 
 Each entry keeps the outcome's snapshot (the decision's inputs, by reference: `spec.snapshot_out.DecisionInputs`)
 and its decision (the core's immutable value), and renders both only when read: the snapshot in
@@ -207,9 +207,9 @@ class FlightRecorder:
 
 
 def _fold(entries: deque[_Entry], entry: _Entry) -> _Entry | None:
-    """Append `entry`, or, when the newest two entries and it are one run, let it replace the newest (which is
-    returned): a run keeps its first decision and its newest."""
-    if len(entries) >= 2 and entries[-1].outcome == entry.outcome and entries[-2].outcome == entry.outcome:
+    """Append `entry`, or, when it continues the run of the newest entry, let it replace that one (which is
+    returned): a run keeps its newest decision."""
+    if entries and entries[-1].outcome == entry.outcome:
         newest = entries[-1]
         entries[-1] = replace(entry, repeated=newest.repeated + 1, first=newest.first or newest.now)
         return newest

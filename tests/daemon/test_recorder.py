@@ -44,32 +44,28 @@ def test_keeps_the_last_n_per_target_in_memory_and_on_disk(tmp_path: Path) -> No
     assert list(recorder.snapshots()) == ["shop/api"]
 
 
-def test_a_run_of_one_outcome_keeps_its_first_and_its_newest_decision(tmp_path: Path) -> None:
-    """Five ticks deciding the same (only readings and times differ) take two entries and two files: the first,
-    and the newest standing for four; a different outcome after it is a new entry, the run's entries stay."""
+def test_a_run_of_one_outcome_keeps_its_newest_decision(tmp_path: Path) -> None:
+    """Five ticks deciding the same (only readings and times differ) take one entry and one file, the newest,
+    standing for five since the first; a different outcome after it is a new entry, the run's entry stays."""
     recorder = FlightRecorder(10, str(tmp_path))
     web = target("web")
     for i in range(5):
         recorder.record(outcome_for(web), now=T0 + timedelta(seconds=i))
     entries = recorder.snapshots(web.key)["shop/web"]
     assert [(e["time"], e["firstTime"], e["repeated"]) for e in entries] == [
-        ("2026-03-01T12:00:00Z", "2026-03-01T12:00:00Z", 1),
-        ("2026-03-01T12:00:04Z", "2026-03-01T12:00:01Z", 4),
+        ("2026-03-01T12:00:04Z", "2026-03-01T12:00:00Z", 5),
     ]
-    assert sorted(p.name for p in tmp_path.iterdir()) == [
-        "shop_web_20260301T120000.000000Z.json",
-        "shop_web_20260301T120004.000000Z.json",
-    ]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["shop_web_20260301T120004.000000Z.json"]
     recorder.record(replace(outcome_for(web), wrote_scale=not entries[-1]["wroteScale"]), now=T0 + timedelta(seconds=5))
     recorder.record(outcome_for(web), now=T0 + timedelta(seconds=6))
+    recorder.record(outcome_for(web), now=T0 + timedelta(seconds=7))
     entries = recorder.snapshots(web.key)["shop/web"]
-    assert [(e["time"], e["repeated"]) for e in entries] == [
-        ("2026-03-01T12:00:00Z", 1),
-        ("2026-03-01T12:00:04Z", 4),
-        ("2026-03-01T12:00:05Z", 1),
-        ("2026-03-01T12:00:06Z", 1),
+    assert [(e["time"], e["firstTime"], e["repeated"]) for e in entries] == [
+        ("2026-03-01T12:00:04Z", "2026-03-01T12:00:00Z", 5),
+        ("2026-03-01T12:00:05Z", "2026-03-01T12:00:05Z", 1),
+        ("2026-03-01T12:00:07Z", "2026-03-01T12:00:06Z", 2),
     ]
-    assert len(list(tmp_path.iterdir())) == 4
+    assert len(list(tmp_path.iterdir())) == 3
     for entry in entries:
         assert replay_data(entry["snapshot"])["desiredReplicas"] == entry["decision"]["desiredReplicas"]
 
