@@ -152,13 +152,16 @@ def split_answer(answer: Answer, grouping: Sequence[str]) -> SplitAnswer:
 
 @dataclass(frozen=True, slots=True)
 class PodIndex:
-    """One answer's value series by pod (row numbers into its table), and its marker series by group: built
-    once per answer and grouping, shared by every target of the namespace; no value is parsed here."""
+    """One answer's value series by pod (row numbers into its table), its marker series by group, and each
+    value row's marker row: built once per answer and grouping, shared by every target of the namespace; no
+    value is parsed here."""
 
     table: SeriesTable
     grouping: tuple[str, ...]
     rows: dict[str, list[int]]
     markers: dict[tuple[str, ...], int]
+    # Value row -> the row of the marker of its group (only rows whose group has one).
+    row_markers: dict[int, int]
     # Per distinct label-name tuple (by identity: the table shares them) and label, the label's position.
     _positions: dict[tuple[int, str], int]
 
@@ -177,25 +180,47 @@ class PodIndex:
 
 
 def pod_index(answer: Answer, grouping: Sequence[str], pod_label: str) -> PodIndex:
-    """The answer's value series indexed by the `pod_label` value, and its markers by group (once per
-    answer): each target then looks up only its own pods instead of walking its namespace's answer."""
+    """The answer's value series indexed by the `pod_label` value, its markers by group, and each value
+    series' marker (once per answer): each target then looks up only its own pods instead of walking its
+    namespace's answer. The label positions are found once per distinct label-name tuple (an answer's series
+    share a few), then each row is read by position."""
 
     def build() -> PodIndex:
-        index = PodIndex(answer.table, tuple(grouping), {}, {}, {})
+        table = answer.table
+        index = PodIndex(table, tuple(grouping), {}, {}, {}, {})
         rows, markers = index.rows, index.markers
-        for row in range(len(index.table)):
-            if index.label(row, TIMESTAMP_MARKER) == TIMESTAMP_MARKER_VALUE:
-                key = index.group(row)
+        layouts: dict[int, tuple[int, int, tuple[int, ...]]] = {}
+        groups: list[tuple[int, tuple[str, ...]]] = []
+        for row, (names, labels) in enumerate(zip(table.names, table.labels, strict=True)):
+            layout = layouts.get(id(names))
+            if layout is None:
+                layout = layouts[id(names)] = (
+                    _position(names, TIMESTAMP_MARKER),
+                    _position(names, pod_label),
+                    tuple(_position(names, name) for name in grouping),
+                )
+            marker_at, pod_at, group_at = layout
+            key = tuple(labels[at] if at >= 0 else "" for at in group_at)
+            if marker_at >= 0 and labels[marker_at] == TIMESTAMP_MARKER_VALUE:
                 if key in markers:
                     raise BadResponseError(f"two sample-time series for the group {key!r}")
                 markers[key] = row
                 continue
-            pod = index.label(row, pod_label)
-            if pod is not None:
-                rows.setdefault(pod, []).append(row)
+            if pod_at >= 0:
+                rows.setdefault(labels[pod_at], []).append(row)
+                groups.append((row, key))
+        if markers:
+            for row, key in groups:
+                marker = markers.get(key)
+                if marker is not None:
+                    index.row_markers[row] = marker
         return index
 
     return answer.memo(("pod_index", tuple(grouping), pod_label), build)
+
+
+def _position(names: tuple[str, ...], name: str) -> int:
+    return names.index(name) if name in names else -1
 
 
 def _split(answer: Answer, grouping: Sequence[str]) -> SplitAnswer:

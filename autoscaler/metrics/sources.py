@@ -212,7 +212,7 @@ class _PerPodSource(PrometheusSource):
                     check_answer_time(stamp, asked=asked, staleness_seconds=staleness)
                 sample_time = stamp
                 if plan.has_timestamps:
-                    marker = index.markers.get(index.group(row))
+                    marker = index.row_markers.get(row)
                     if marker is not None:
                         fast = fast_marker_seconds(values[marker], stamps[marker], low=low, high=high)
                         sample_time = (
