@@ -14,10 +14,11 @@ traceback. Errors are otherwise returned, not logged: the caller logs where it h
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import time as _time
 import traceback
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import datetime
@@ -77,6 +78,24 @@ class PassResult:
     queries_planned: int  # metrics that planned a query
     queries_sent: int  # distinct queries sent (retries not counted)
     duration_seconds: float
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused for a block, as it was after.
+
+    A pass or a tick makes hundreds of thousands of acyclic objects, freed by their reference counts; the
+    collector would walk them, and every long-lived object, again and again while they are made (at 5,000
+    targets that was ~40 % of the daemon's CPU: docs/performance.md). The collections are not lost: the
+    counts go on, and the collector runs at its next allocation after the block.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 class MetricsReader:
@@ -176,13 +195,8 @@ class MetricsReader:
         Python's cyclic garbage collector is paused for the pass (the answers are hundreds of thousands of
         acyclic containers it would walk again and again); it runs again, and collects, once the pass ends.
         """
-        paused = gc.isenabled()
-        gc.disable()
-        try:
+        with collector_paused():
             return self._read(requests)
-        finally:
-            if paused:
-                gc.enable()
 
     def _read(self, requests: Sequence[MetricRequest]) -> PassResult:
         started = self._monotonic()

@@ -350,3 +350,33 @@ def test_skipped_ticks_are_one_warning_a_minute_with_the_count() -> None:
     ]
     scrape = daemon.observer.exposition()[0].decode()
     assert 'autoscaler_ticks_skipped_total{reason="overrun"} 7.0' in scrape
+
+
+def test_the_cyclic_collector_is_paused_for_a_tick_and_start_up_is_frozen() -> None:
+    """The collector does not run while a tick makes its objects (it would walk them again and again: ~40 % of
+    the daemon's CPU at 5,000 targets), runs again after it, even after a tick that failed, and what start-up
+    made is out of its reach (gc.freeze)."""
+    import gc
+
+    seen: list[bool] = []
+
+    class Recording(FakeReconciler):
+        def reconcile(self, targets: Sequence[Target], *, now: datetime, write: bool = True) -> TickReport:
+            seen.append(gc.isenabled())
+            if len(seen) == 2:
+                raise RuntimeError("a bug in one tick")
+            return super().reconcile(targets, now=now, write=write)
+
+    clock = FakeClock(T0)
+    daemon = _daemon(StaticSource([target("web", period=1.0)]), Recording(), clock)
+    assert gc.isenabled()
+    try:
+        daemon.start_caches()  # no caches here: start-up ends with the freeze
+        assert gc.get_freeze_count() > 0
+        for _ in range(2):
+            daemon.tick()
+            clock.advance(1.0)
+            assert gc.isenabled()
+    finally:
+        gc.unfreeze()
+    assert seen == [False, False]
