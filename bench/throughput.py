@@ -141,9 +141,9 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def peak_rss_mib(pid: int) -> float:
-    """A process's peak resident memory (VmHWM), in MiB."""
-    match = re.search(r"^VmHWM:\s+(\d+) kB", Path(f"/proc/{pid}/status").read_text(), re.M)
+def peak_rss_mib(pid: int, field: str = "VmHWM") -> float:
+    """A process's peak resident memory (VmHWM), or with `field` "VmRSS" its resident memory now, in MiB."""
+    match = re.search(rf"^{field}:\s+(\d+) kB", Path(f"/proc/{pid}/status").read_text(), re.M)
     return int(match.group(1)) / 1024 if match else 0.0
 
 
@@ -289,6 +289,7 @@ def _measure(
         if tick["targets"] == targets:
             seen += 1
     ready = time.perf_counter() - started
+    peak_at_ready = peak_rss_mib(daemon.process.pid)  # start-up (the caches' first lists) and the warm-up ticks
     audit_counts(server)
     queries0, prom_cpu0 = prometheus_queries(prom.url), cpu_seconds(prom.process.pid)
     daemon_cpu0, own_cpu0 = cpu_seconds(daemon.process.pid), time.process_time()
@@ -302,6 +303,7 @@ def _measure(
             raise SystemExit(f"a tick evaluated {tick['targets']} of {targets} targets: {tick}")
         rows.append(tick)
     wall = time.perf_counter() - wall0
+    rss_now = peak_rss_mib(daemon.process.pid, "VmRSS")
     queries = prometheus_queries(prom.url) - queries0
     durations = [float(r["total_seconds"]) for r in rows]
     n = len(rows)
@@ -311,6 +313,8 @@ def _measure(
 
     return {
         "ready_seconds": round(ready, 1),
+        "daemon_peak_rss_at_ready_mib": round(peak_at_ready, 1),
+        "daemon_rss_after_ticks_mib": round(rss_now, 1),
         "ticks": n,
         "tick_p50_seconds": round(statistics.median(durations), 3),
         "tick_p99_seconds": round(_quantile(durations, 0.99), 3),
@@ -407,8 +411,9 @@ def table(rows: Sequence[dict[str, Any]]) -> str:
     out = [
         "| mode | targets | pods | tick p50 (s) | p99 (s) | Prometheus req./tick | K8s calls/tick "
         "| daemon CPU/tick (s) | Prometheus CPU/tick (s) | emulator CPU/tick (s) | peak RSS (MiB) "
+        "| peak RSS at ready (MiB) | RSS after the ticks (MiB) "
         "| naive tick p50 (s) | naive req./tick | naive K8s calls/tick | naive / daemon |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         naive = r.get("naive") or {}
@@ -417,7 +422,8 @@ def table(rows: Sequence[dict[str, Any]]) -> str:
             f"| {r['mode']} | {r['targets']:,} | {r['pods']:,} | {r['tick_p50_seconds']} | {r['tick_p99_seconds']} "
             f"| {r['prometheus_requests_per_tick']} | {r['kube_calls_per_tick']} | {r['daemon_cpu_per_tick_seconds']} "
             f"| {r['prometheus_cpu_per_tick_seconds']} | {r['emulator_cpu_per_tick_seconds']} "
-            f"| {r['daemon_peak_rss_mib']} | {naive.get('tick_p50_seconds', '—')} "
+            f"| {r['daemon_peak_rss_mib']} | {r['daemon_peak_rss_at_ready_mib']} | {r['daemon_rss_after_ticks_mib']} "
+            f"| {naive.get('tick_p50_seconds', '—')} "
             f"| {naive.get('prometheus_requests_per_tick', '—')} | {naive.get('kube_calls_per_tick', '—')} | {ratio} |"
         )
     return "\n".join(out)
