@@ -435,8 +435,6 @@ def decide(
     run.condition(
         ConditionType.ABLE_TO_SCALE, "True", normalized.stabilization.reason, normalized.stabilization.message
     )
-    limits = normalized.limits
-    run.condition(ConditionType.SCALING_LIMITED, "True" if limits.clipped else "False", limits.reason, limits.message)
     state = replace(state, recommendations=normalized.recommendations)
     desired = normalized.desired
     if current == 0 and min_replicas != 0 and zero.scaled_to_zero and desired < min_replicas:
@@ -444,12 +442,19 @@ def decide(
         desired = min_replicas
         rescale_reason = rescale_reason or "Current number of replicas below Spec.MinReplicas"
     if spec.scale_to_zero is not None and found is not None:
+        idle_to = None
         if current == 0 and found.is_active and applied is None:
             desired = max(desired, 1)  # activation leaves 0 whatever the scale-up policies allow
         elif current > 0 and applied is None and zeros.cooled_down(spec.scale_to_zero, found):
-            desired = spec.scale_to_zero.idle_replicas
+            desired = idle_to = spec.scale_to_zero.idle_replicas
             idle = "scaled to zero" if desired == 0 else f"scaled to the idle count {desired}"
             rescale_reason = f"{idle}: " + zeros.explain(spec.scale_to_zero, found)
+        limited = zeros.scaling_limited(
+            normalized.limits, min_replicas=min_replicas, floor=floor, idle_replicas=idle_to
+        )
+        normalized = replace(normalized, limits=limited)
+    limits = normalized.limits
+    run.condition(ConditionType.SCALING_LIMITED, "True" if limits.clipped else "False", limits.reason, limits.message)
     computed = _Computed(
         results=outcome.results,
         invalid=outcome.invalid,

@@ -18,12 +18,21 @@ Time is the `now` passed in. Stdlib only.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
+from autoscaler.core.behavior import DESIRED_WITHIN_RANGE, TOO_FEW_REPLICAS, Limits
 from autoscaler.core.fallback import describe_metric, observed_value
 from autoscaler.core.queue import ExtraResult
 from autoscaler.core.types import MetricFailure, MetricInput, MetricSpec
+
+# ScalingLimited while the floor of 1 above zero holds a target whose minReplicas is 0: no minimum limits it, the
+# cooldown does (TooFewReplicas would name a minimum replica count of 1 that the spec does not have).
+HELD_ABOVE_ZERO = (
+    "ScaleToZeroCooldown",
+    "the desired replica count is less than 1, the least above zero until every metric has been idle for the "
+    "scale-to-zero cooldown",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,3 +130,19 @@ def explain(rules: ScaleToZero, found: Activity) -> str:
         f"idle for {round(found.idle_seconds, 1):g} s of the {rules.cooldown_seconds} s cooldown "
         "(every metric at or below its activation threshold)"
     )
+
+
+def scaling_limited(limits: Limits, *, min_replicas: int, floor: int, idle_replicas: int | None) -> Limits:
+    """The limit step as the ScalingLimited condition tells it for a scaleToZero spec.
+
+    `floor` is the least the limits were given (1 above zero when minReplicas is 0); `idle_replicas` is the
+    count the cooldown sends the target to this evaluation (None: not this one). Going to the idle count is
+    within minReplicas and maxReplicas, as the HPA says of 1 -> 0 at minReplicas 0 (DesiredWithinRange); the
+    floor of 1 that holds it until then is the cooldown's, not a minimum replica count's.
+    """
+    if idle_replicas is not None:
+        return Limits(idle_replicas, *DESIRED_WITHIN_RANGE, min_allowed=min_replicas, max_allowed=None, clipped=False)
+    if limits.clipped and limits.reason == TOO_FEW_REPLICAS[0] and limits.desired == floor > min_replicas:
+        reason, message = HELD_ABOVE_ZERO
+        return replace(limits, reason=reason, message=message)
+    return limits

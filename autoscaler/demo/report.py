@@ -55,17 +55,17 @@ class Sample:
     seconds: float
     web_load: float  # requests/s offered
     web: WorkloadView
-    jobs: float | None  # jobs/s arriving (None: the worker part is skipped)
-    queue: float | None
-    worker: WorkloadView | None
+    jobs: float  # jobs/s arriving
+    queue: float
+    worker: WorkloadView
 
 
 WEB_HEADER = f"{'t':>5}  {'load/s':>6}  {'capacity/s':>10}  {'web metric/target':<20} {'web pods':<14}"
 WORKER_HEADER = f"  {'jobs/s':>6}  {'queue':>5}  {'worker metric/target':<20} {'worker pods'}"
 
 
-def header(*, worker: bool) -> str:
-    return WEB_HEADER + WORKER_HEADER if worker else WEB_HEADER.rstrip()
+def header() -> str:
+    return WEB_HEADER + WORKER_HEADER
 
 
 def short_name(name: str) -> str:
@@ -88,8 +88,6 @@ def table_line(sample: Sample) -> str:
         f"{sample.seconds:>4.0f}s  {sample.web_load:>6.0f}  {capacity(web.ready):>10.0f}  "
         f"{web.metrics_text():<20} {web.pods_text():<14}"
     )
-    if sample.worker is None or sample.jobs is None or sample.queue is None:
-        return left.rstrip()
     worker = sample.worker
     return (
         f"{left}  {sample.jobs:>6.0f}  {sample.queue:>5.0f}  {worker.metrics_text():<20} {worker.pods_text():<14}"
@@ -122,9 +120,7 @@ def _cell(value: float | int | None) -> str:
 
 
 def csv_row(sample: Sample) -> list[str]:
-    def view(w: WorkloadView | None) -> list[str]:
-        if w is None:
-            return ["", "", "", "", ""]
+    def view(w: WorkloadView) -> list[str]:
         first = w.metrics[0] if w.metrics else None
         return [
             _cell(w.replicas),
@@ -159,7 +155,6 @@ def write_chart(
     *,
     load: Sequence[tuple[float, float, float]],
     title: str,
-    worker_note: str,
 ) -> None:
     """A PNG: per workload, the load (`load`: (seconds, requests/s, jobs/s), finer than the samples) and the
     capacity (left axis) and the replicas (right axis) over time."""
@@ -189,35 +184,22 @@ def write_chart(
     _legend(web_axis, replicas_axis)
 
     worker_axis.set_xlabel("seconds since the demo started")
-    worker = [s for s in samples if s.worker is not None and s.jobs is not None and s.queue is not None]
-    if worker:
-        worker_axis.set_title("worker: queue depth target 20 per worker, to zero after 15 s idle")
-        times = [s.seconds for s in worker]
-        worker_axis.plot([t for t, _, _ in load], [j for _, _, j in load], color="tab:blue", label="arrivals (jobs/s)")
-        worker_axis.plot(times, [s.queue or 0.0 for s in worker], color="tab:purple", label="queue depth (jobs)")
-        worker_axis.plot(
-            times,
-            [(s.worker.ready if s.worker else 0) * WORKER_CAPACITY for s in worker],
-            color="tab:green",
-            linestyle="--",
-            label=f"capacity (ready workers x {WORKER_CAPACITY:g} jobs/s)",
-        )
-        worker_axis.set_ylabel("jobs/s, jobs")
-        pods_axis = worker_axis.twinx()
-        pods_axis.step(
-            times,
-            [s.worker.replicas if s.worker else 0 for s in worker],
-            where="post",
-            color="tab:red",
-            label="replicas",
-        )
-        pods_axis.set_ylabel("replicas")
-        pods_axis.set_ylim(bottom=0, top=max(2, *(s.worker.replicas if s.worker else 0 for s in worker)) + 1)
-        _legend(worker_axis, pods_axis)
-    else:
-        worker_axis.set_title("worker: skipped")
-        worker_axis.text(0.5, 0.5, worker_note, ha="center", va="center", wrap=True, transform=worker_axis.transAxes)
-        worker_axis.set_yticks([])
+    worker_axis.set_title("worker: queue depth target 20 per worker, to zero after 15 s idle")
+    worker_axis.plot([t for t, _, _ in load], [j for _, _, j in load], color="tab:blue", label="arrivals (jobs/s)")
+    worker_axis.plot(seconds, [s.queue for s in samples], color="tab:purple", label="queue depth (jobs)")
+    worker_axis.plot(
+        seconds,
+        [s.worker.ready * WORKER_CAPACITY for s in samples],
+        color="tab:green",
+        linestyle="--",
+        label=f"capacity (ready workers x {WORKER_CAPACITY:g} jobs/s)",
+    )
+    worker_axis.set_ylabel("jobs/s, jobs")
+    pods_axis = worker_axis.twinx()
+    pods_axis.step(seconds, [s.worker.replicas for s in samples], where="post", color="tab:red", label="replicas")
+    pods_axis.set_ylabel("replicas")
+    pods_axis.set_ylim(bottom=0, top=max(2, *(s.worker.replicas for s in samples)) + 1)
+    _legend(worker_axis, pods_axis)
     figure.tight_layout()
     figure.savefig(path, dpi=100)
     plt.close(figure)

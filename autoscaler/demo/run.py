@@ -83,7 +83,6 @@ class Run:
     config_dir: Path
     output: Path
     duration: float
-    worker_skipped: str = ""  # why the worker part does not run ("" when it runs)
     samples: list[Sample] = field(default_factory=list)
     rescales: list[str] = field(default_factory=list)
     children: list[Child] = field(default_factory=list)
@@ -121,9 +120,10 @@ def demo(run: Run, *, prometheus: str | None) -> int:
     clock = DemoClock()
     scenario = Scenario.from_file(run.config_dir / "trace-excerpt.csv", duration=run.duration, clock=clock)
     run.scenario = scenario
-    manifests = load_manifests((run.config_dir / "web.yaml").read_text(encoding="utf-8"))
-    if not run.worker_skipped:
-        manifests += load_manifests((run.config_dir / "worker.yaml").read_text(encoding="utf-8"))
+    manifests = [
+        *load_manifests((run.config_dir / "web.yaml").read_text(encoding="utf-8")),
+        *load_manifests((run.config_dir / "worker.yaml").read_text(encoding="utf-8")),
+    ]
     previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     tsdb = Path(tempfile.mkdtemp(prefix="autoscaler-demo-tsdb-"))
     emulator: EmulatedApiServer | None = None
@@ -132,9 +132,7 @@ def demo(run: Run, *, prometheus: str | None) -> int:
     try:
         print("starting: the Kubernetes API emulator, the load model, Prometheus, the daemon ...", flush=True)
         emulator = EmulatedApiServer(seed=manifests).start()
-        generator = LoadGenerator(
-            load(scenario, worker=not run.worker_skipped), api_url=emulator.url, poll_interval_seconds=0.5
-        ).start()
+        generator = LoadGenerator(load(scenario), api_url=emulator.url, poll_interval_seconds=0.5).start()
         daemon_address = f"127.0.0.1:{free_port()}"
         start_prometheus(run, binary, generator.port, tsdb)
         start_daemon(run, emulator.url, daemon_address)
@@ -155,7 +153,7 @@ def demo(run: Run, *, prometheus: str | None) -> int:
 
 
 def check_specs(run: Run) -> None:
-    """`autoscaler check` on both specs: web must pass; a refused worker spec skips the worker part, saying why."""
+    """`autoscaler check` on both specs: a refused spec stops the demo before it starts, with the check's words."""
     for name in ("web.yaml", "worker.yaml"):
         path = run.config_dir / name
         result = subprocess.run(
@@ -164,11 +162,7 @@ def check_specs(run: Run) -> None:
         if result.returncode == 0:
             continue
         output = (result.stdout + result.stderr).strip()
-        if name == "web.yaml":
-            raise DemoError(f"`autoscaler check {path}` refused the web spec:\n{output}")
-        run.worker_skipped = f"`autoscaler check {path}` refused it:\n" + "\n".join(
-            "    " + line for line in output.splitlines()
-        )
+        raise DemoError(f"`autoscaler check {path}` refused it:\n{output}")
 
 
 def prepare_output(output: Path) -> None:
@@ -179,14 +173,12 @@ def prepare_output(output: Path) -> None:
     (output / "snapshots").mkdir()
 
 
-def load(scenario: Scenario, *, worker: bool) -> list[Workload]:
+def load(scenario: Scenario) -> list[Workload]:
     """The load model's workloads: web in serve mode with CPU, the worker's queue."""
-    workloads = [Workload(WEB, scenario.web_load, series=frozenset({Series.CPU, Series.RPS}), cost=WEB_CPU_PER_REQUEST)]
-    if worker:
-        workloads.append(
-            Workload(WORKER, scenario.jobs, series=frozenset({Series.QUEUE}), capacity=WORKER_CAPACITY, queue=QUEUE)
-        )
-    return workloads
+    return [
+        Workload(WEB, scenario.web_load, series=frozenset({Series.CPU, Series.RPS}), cost=WEB_CPU_PER_REQUEST),
+        Workload(WORKER, scenario.jobs, series=frozenset({Series.QUEUE}), capacity=WORKER_CAPACITY, queue=QUEUE),
+    ]
 
 
 def start_prometheus(run: Run, binary: str, scrape_port: int, tsdb: Path) -> None:
@@ -259,14 +251,12 @@ def describe(run: Run, emulator: EmulatedApiServer, scenario: Scenario, address:
         f"Ctrl-C stops.",
         flush=True,
     )
-    if run.worker_skipped:
-        print(f"The queue worker part is SKIPPED: {run.worker_skipped}", flush=True)
     print(
         "load/s: web requests per second; capacity/s: what the ready web pods serve at the 60 % CPU target; "
         "pods: current->desired (ready)",
         flush=True,
     )
-    print(header(worker=not run.worker_skipped), flush=True)
+    print(header(), flush=True)
 
 
 def loop(
@@ -308,8 +298,6 @@ def take_sample(
     daemon = daemon_metrics(address)
     exported = model_metrics(generator)
     web = workload_view(emulator, daemon, WEB, exported)
-    if run.worker_skipped:
-        return Sample(seconds, scenario.web_load_at(seconds), web, None, None, None)
     return Sample(
         seconds,
         scenario.web_load_at(seconds),
@@ -434,19 +422,15 @@ def finish(run: Run, ended: str) -> int:
         for line in decisions:
             handle.write(json.dumps(line, sort_keys=True) + "\n")
     write_csv(run.output / "samples.csv", run.samples)
-    note = f"The worker part was skipped: {run.worker_skipped}" if run.worker_skipped else ""
     if run.samples:
         write_chart(
             run.output / "chart.png",
             run.samples,
             load=[run.offered(t / 4) for t in range(int(run.samples[-1].seconds * 4) + 1)],
             title="autoscaler demo: NASA KSC web server, 13 July 1995, 05:00-19:00, time-compressed",
-            worker_note=note,
         )
     print(f"\n{ended}; stopped the daemon, Prometheus, the load model and the emulator.")
     print(summary(run))
-    if note:
-        print(note)
     print(
         f"outputs in {run.output}/: chart.png, samples.csv, decisions.jsonl ({len(decisions)} decisions), "
         "daemon.log, prometheus.log, snapshots/ (replay one with `autoscaler replay FILE`)"
@@ -462,7 +446,6 @@ def summary(run: Run) -> str:
         return "no samples were taken."
     web = [s.web.replicas for s in run.samples]
     text = f"web: {web[0]} replicas at the start, {max(web)} at most, {web[-1]} at the end"
-    workers = [s.worker.replicas for s in run.samples if s.worker is not None]
-    if workers:
-        text += f"; worker: {workers[0]} at the start, {max(workers)} at most, {workers[-1]} at the end"
+    workers = [s.worker.replicas for s in run.samples]
+    text += f"; worker: {workers[0]} at the start, {max(workers)} at most, {workers[-1]} at the end"
     return text + f"; {len(run.rescales)} scale writes."

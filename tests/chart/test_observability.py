@@ -3,7 +3,10 @@
 One real `autoscaler run` with the settings ConfigMap the chart renders (environment overrides point it at the
 emulator and at a real Prometheus, as an operator would), file specs and a custom resource: `pinned` asks for
 more than its maxReplicas, `broken` has a metric with no data, the others scale a StatefulSet, a ReplicaSet, a
-custom Rollout and (`cr`, the custom resource) a Deployment. A real Prometheus scrapes the daemon. Then:
+custom Rollout and (`cr`, the custom resource) a Deployment. The runs with the chart's shadow-mode and
+pod-deletion-cost grants on add `mode: shadow` specs beside an HPA and a KEDA ScaledObject, and a scale-down of
+`spare` with `scaleDown.podDeletionCost`, which annotates its pods first. A real Prometheus scrapes the daemon.
+Then:
 - every metric name in the Grafana dashboard and in the PrometheusRule is one the daemon's /metrics serves;
 - every dashboard query runs on that Prometheus, and the alerts say what happened (`pinned` at its maximum,
   `broken` failing, the autoscaler not down);
@@ -25,11 +28,12 @@ import pytest
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
+from autoscaler.core.deletion_cost import ANNOTATION
 from autoscaler.kube.client import USER_AGENT
 from autoscaler.sim.apiserver import EmulatedApiServer
 from tests.chart.chart import CHART, FULLNAME, NAMESPACE, daemon_settings, grants, one, permissions, render
 from tests.e2e.stack import DaemonProcess, ScrapingPrometheus, wait_for
-from tests.manifests import ROLLOUT_CRD
+from tests.manifests import ROLLOUT_CRD, SCALED_OBJECT_CRD, hpa_manifest
 from tests.metrics import server
 from tests.sim.conftest import workload
 
@@ -79,11 +83,68 @@ VALUES: dict[str, Any] = {
 }
 
 
+# The chart's values that grant shadow mode (HPAs and KEDA ScaledObjects) and pod-deletion-cost, and the specs
+# that use them: each run with these values also runs those specs.
+FEATURES: dict[str, Any] = {
+    "shadowMode": {"horizontalPodAutoscalers": True, "kedaScaledObjects": True},
+    "podDeletionCost": True,
+}
+SPARE_COSTS = (5, 0, 3)  # the pod-deletion-cost of each of spare's pods, by name: the one with 5 stays
+
+
+def feature_specs(spare_pods: list[str]) -> dict[str, str]:
+    """Spec files for shadow mode (beside HPA `shadowed`, and beside KEDA's ScaledObject `kedaed`) and for a
+    scale-down of `spare` (3 -> 1 at once) that sets each pod's cost from a per-pod query first."""
+    shadowed = spec("shadowed", "vector(2)")
+    shadowed["spec"]["mode"] = "shadow"
+    kedaed = spec("kedaed", "vector(2)")
+    kedaed["spec"].update(mode="shadow", shadow={"scaledObject": "kedaed"})
+    spare = spec("spare", "vector(1)")
+    per_pod = " or ".join(
+        f'label_replace(vector({cost}), "pod", "{pod}", "", "")'
+        for pod, cost in zip(sorted(spare_pods), SPARE_COSTS, strict=True)
+    )
+    spare["spec"]["behavior"] = {"scaleDown": {"stabilizationWindowSeconds": 0}}
+    spare["spec"]["scaleDown"] = {
+        "podDeletionCost": {"metric": {"name": "inflight_jobs"}, "prometheus": {"query": per_pod}}
+    }
+    return {
+        f"{name}.yaml": yaml.safe_dump(doc)
+        for name, doc in (("shadowed", shadowed), ("kedaed", kedaed), ("spare", spare))
+    }
+
+
+def feature_seed() -> list[dict[str, Any]]:
+    """The workloads of the feature specs, the HPA `shadowed` and KEDA's ScaledObject `kedaed` with its HPA."""
+    scaled_object = {
+        "apiVersion": "keda.sh/v1alpha1",
+        "kind": "ScaledObject",
+        "metadata": {"name": "kedaed", "namespace": SHOP},
+        "spec": {"scaleTargetRef": {"name": "kedaed"}, "triggers": []},
+    }
+    return [
+        *(workload("Deployment", name, replicas=1, namespace=SHOP) for name in ("shadowed", "kedaed")),
+        workload("Deployment", "spare", replicas=3, namespace=SHOP),
+        hpa_manifest("shadowed", target="shadowed", namespace=SHOP),
+        SCALED_OBJECT_CRD,
+        scaled_object,
+        hpa_manifest("keda-hpa-kedaed", target="kedaed", namespace=SHOP),  # KEDA's name for the HPA it makes
+    ]
+
+
 class Run:
     def __init__(
-        self, emulator: EmulatedApiServer, prometheus: ScrapingPrometheus, address: str, docs: Any, workdir: Path
+        self,
+        emulator: EmulatedApiServer,
+        prometheus: ScrapingPrometheus,
+        address: str,
+        docs: Any,
+        workdir: Path,
+        *,
+        features: bool,
     ) -> None:
         self.workdir = workdir
+        self.features = features
         self.emulator = emulator
         self.prometheus = prometheus
         self.address = address
@@ -109,10 +170,19 @@ class Run:
     scope="module",
     params=[
         {},
-        {"rbac": {"scope": "namespaced"}, "watchNamespaces": [SHOP]},
-        {"rbac": {"scope": "namespaced"}, "watchNamespaces": [SHOP, "payments"]},
+        # With one namespace the shadow caches list and watch in it; with two, in all (the cache ClusterRole).
+        {"rbac": {"scope": "namespaced", **FEATURES}, "watchNamespaces": [SHOP]},
+        # kedaScaledObjects alone grants the HPAs too (the comparison reads the HPA KEDA made): the HPA spec runs.
+        {
+            "rbac": {"scope": "namespaced", **FEATURES, "shadowMode": {"kedaScaledObjects": True}},
+            "watchNamespaces": [SHOP, "payments"],
+        },
     ],
-    ids=["cluster RBAC", "namespaced RBAC", "namespaced RBAC, two namespaces"],
+    ids=[
+        "cluster RBAC",
+        "namespaced RBAC, shadow mode and pod-deletion-cost",
+        "namespaced RBAC, two namespaces, shadow mode (the KEDA value alone) and pod-deletion-cost",
+    ],
 )
 def run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     binary = server.find_binary()
@@ -120,6 +190,7 @@ def run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
         pytest.fail("no prometheus binary: run scripts/install-prometheus.sh (make deps)", pytrace=False)
     tmp = tmp_path_factory.mktemp("chart-daemon")
     values = {**VALUES, **request.param, "rbac": {**VALUES["rbac"], **request.param.get("rbac", {})}}
+    features = bool(values["rbac"].get("podDeletionCost"))
     docs = render(values)
     seed = [
         *(workload("Deployment", name, replicas=1, namespace=SHOP) for name in ("pinned", "broken", "cr")),
@@ -129,10 +200,19 @@ def run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
         {"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout", "metadata": {"name": "ro", "namespace": SHOP},
          "spec": {"replicas": 1}},
         spec("cr", "vector(2)"),  # a custom resource: its status is written, its Events are on it
+        *(feature_seed() if features else []),
     ]  # fmt: skip
     namespaces = ("default", NAMESPACE, SHOP, "payments")
     with EmulatedApiServer(namespaces=namespaces, seed=seed, ready_delay_seconds=0.2) as emulator:
         emulator.patch_status("argoproj.io/v1alpha1", "Rollout", "ro", {"selector": "app=ro"}, namespace=SHOP)
+        files = dict(VALUES["fileSpecs"])
+        if features:
+            for hpa, desired in (("shadowed", 3), ("keda-hpa-kedaed", 4)):
+                emulator.patch_status(
+                    "autoscaling/v2", "HorizontalPodAutoscaler", hpa, {"desiredReplicas": desired}, namespace=SHOP
+                )
+            wait_for(lambda: len(spare_pods(emulator)) == 3, deadline_seconds=30, what="spare's three pods")
+            files.update(feature_specs(spare_pods(emulator)))
         # One conflict on a scale write of each apps kind and one on a status write: the daemon reads again (get).
         for plural, name in (("deployments", "pinned"), ("statefulsets", "db"), ("replicasets", "rs")):
             emulator.faults.add(f"/namespaces/{SHOP}/{plural}/{name}/scale$", method="PUT", status=409)
@@ -144,7 +224,7 @@ def run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
             # The pod's view: daemon.yaml with specs/ beside it, POD_NAMESPACE and POD_NAME from the downward API.
             workdir = tmp / "etc-autoscaler"
             (workdir / "specs").mkdir(parents=True)
-            for name, text in VALUES["fileSpecs"].items():
+            for name, text in files.items():
                 (workdir / "specs" / name).write_text(text)
             address = f"127.0.0.1:{server.free_port()}"
             env = {
@@ -165,11 +245,17 @@ def run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
                     what="the daemon ready",
                     explain=daemon.tail,
                 )
-                yield Run(emulator, prometheus, address, docs, workdir)
+                yield Run(emulator, prometheus, address, docs, workdir, features=features)
             finally:
                 assert daemon.terminate() == 0, daemon.tail()
         finally:
             prometheus.stop()
+
+
+def spare_pods(emulator: EmulatedApiServer) -> list[str]:
+    """The names of spare's live pods."""
+    pods = emulator.list("v1", "Pod", namespace=SHOP, label_selector="app=spare")
+    return sorted(p["metadata"]["name"] for p in pods if not p["metadata"].get("deletionTimestamp"))
 
 
 # --- metric names in PromQL ------------------------------------------------------------------------------
@@ -312,7 +398,8 @@ def test_the_chart_grants_exactly_what_the_daemon_uses(run: Run) -> None:
     The run exercises each permission: the caches (list, watch), scale writes of every kind (a Deployment, a
     StatefulSet, a ReplicaSet, a custom Rollout), a scale conflict (get, re-read) and a status conflict (get on
     the custom resource), Events created then aggregated (patch), the Lease (create, get, update), the file
-    specs' state ConfigMaps (get, create, update) and, once a spec file is removed, delete.
+    specs' state ConfigMaps (get, create, update) and, once a spec file is removed, delete; with the feature
+    values also the shadow caches (list, watch on HPAs and ScaledObjects) and the pods' costs (patch).
     """
     granted = permissions(run.docs)
     (run.workdir / "specs" / "rs.yaml").unlink()
@@ -322,6 +409,31 @@ def test_the_chart_grants_exactly_what_the_daemon_uses(run: Run) -> None:
         what="every granted permission used",
         explain=lambda: f"granted, never used: {sorted(granted - used_permissions(run))}",
     )
+
+
+def test_shadow_mode_and_pod_deletion_cost_did_their_work(run: Run) -> None:
+    """What the feature grants are for happened: each shadow spec compares with the count of its HPA (KEDA's, found
+    through the ScaledObject) and never writes, and spare's pods got their costs before the scale-down to 1, which
+    kept the busiest pod."""
+    if not run.features:
+        pytest.skip("the default values grant neither shadow mode nor pod-deletion-cost: no such spec runs")
+
+    def theirs() -> dict[str, float]:
+        families = text_string_to_metric_families(run.scrape().decode())
+        return {
+            sample.labels["name"]: sample.value
+            for family in families
+            for sample in family.samples
+            if sample.name == "autoscaler_shadow_desired_replicas" and sample.labels.get("side") == "theirs"
+        }
+
+    wait_for(lambda: theirs() == {"shadowed": 3, "kedaed": 4}, deadline_seconds=30, what="both shadow comparisons")
+    wait_for(lambda: len(spare_pods(run.emulator)) == 1, deadline_seconds=30, what="spare scaled down to one pod")
+    (survivor,) = spare_pods(run.emulator)
+    pod = run.emulator.get("v1", "Pod", survivor, namespace=SHOP)
+    assert pod["metadata"]["annotations"][ANNOTATION] == str(max(SPARE_COSTS))
+    for name in ("shadowed", "kedaed"):
+        assert run.emulator.get("apps/v1", "Deployment", name, namespace=SHOP)["spec"]["replicas"] == 1
 
 
 def test_the_grants_check_can_fail(run: Run) -> None:

@@ -40,8 +40,10 @@ SETS = [pytest.param(values, id=name) for name, values in VALUE_SETS.items()]
 BY_STRUCTURE = {("monitoring.coreos.com/v1", "ServiceMonitor"), ("monitoring.coreos.com/v1", "PrometheusRule")}
 
 # What the optional features add to docs/rbac.md's permissions, flag by flag (values.yaml's rbac section).
-SHADOW_HPA = {("autoscaling", "horizontalpodautoscalers", verb) for verb in ("get", "list", "watch")}
-SHADOW_KEDA = {("keda.sh", "scaledobjects", verb) for verb in ("get", "list", "watch")}
+# Shadow mode reads HPAs and ScaledObjects from caches: list and watch, never get (the audit log of
+# tests/chart/test_observability.py says so).
+SHADOW_HPA = {("autoscaling", "horizontalpodautoscalers", verb) for verb in ("list", "watch")}
+SHADOW_KEDA = {("keda.sh", "scaledobjects", verb) for verb in ("list", "watch")}
 DELETION_COST = {("", "pods", "patch")}
 OPTIONAL = SHADOW_HPA | SHADOW_KEDA | DELETION_COST
 ROLLOUTS = {("argoproj.io", "rollouts/scale", "get"), ("argoproj.io", "rollouts/scale", "update")}
@@ -299,11 +301,27 @@ def test_the_rules_are_docs_rbac_md_exactly() -> None:
     assert granted == documented_permissions() - OPTIONAL
 
 
+def test_with_every_feature_on_the_rules_are_docs_rbac_md_exactly() -> None:
+    """Shadow mode and pod-deletion-cost on as well: docs/rbac.md's table, its optional rows included."""
+    values = {
+        **VALUE_SETS["custom scale kinds and file specs"],
+        "rbac": {
+            **VALUE_SETS["custom scale kinds and file specs"]["rbac"],
+            **VALUE_SETS["shadow mode and pod-deletion-cost on"]["rbac"],
+        },
+    }
+    assert permissions(render(values)) == documented_permissions()
+
+
 @pytest.mark.parametrize(
     ("values", "added"),
     [
         pytest.param({"rbac": {"shadowMode": {"horizontalPodAutoscalers": True}}}, SHADOW_HPA, id="shadow HPA"),
-        pytest.param({"rbac": {"shadowMode": {"kedaScaledObjects": True}}}, SHADOW_KEDA, id="shadow KEDA"),
+        pytest.param(
+            {"rbac": {"shadowMode": {"kedaScaledObjects": True}}},
+            SHADOW_KEDA | SHADOW_HPA,
+            id="shadow KEDA: the ScaledObjects and the HPAs KEDA made",
+        ),
         pytest.param({"rbac": {"podDeletionCost": True}}, DELETION_COST, id="pod-deletion-cost"),
         pytest.param(
             {"rbac": {"customScaleKinds": [{"apiGroup": "argoproj.io", "resources": ["rollouts"]}]}},
@@ -343,26 +361,35 @@ def test_leases_and_state_are_granted_only_in_the_release_namespace() -> None:
     ]
 
 
+CACHES = {("apps", plural, verb) for plural in WORKLOADS for verb in ("list", "watch")} | {
+    ("", "pods", "list"),
+    ("", "pods", "watch"),
+}
+SHADOW = {"shadowMode": {"horizontalPodAutoscalers": True, "kedaScaledObjects": True}, "podDeletionCost": True}
+
+
 @pytest.mark.parametrize(
-    ("namespaces", "cluster_wide"),
+    ("namespaces", "rbac", "cluster_wide"),
     [
-        pytest.param(["shop"], set(), id="one namespace: every watch scoped to it"),
+        pytest.param(["shop"], {}, set(), id="one namespace: every watch scoped to it"),
+        pytest.param(["shop"], SHADOW, set(), id="one namespace, shadow mode: the shadow caches are scoped to it too"),
+        pytest.param(["shop", "payments"], {}, CACHES, id="two namespaces: the pod and workload caches watch all"),
         pytest.param(
             ["shop", "payments"],
-            {("apps", plural, verb) for plural in WORKLOADS for verb in ("list", "watch")}
-            | {("", "pods", "list"), ("", "pods", "watch")},
-            id="two namespaces: the pod and workload caches watch all",
+            SHADOW,
+            CACHES | SHADOW_HPA | SHADOW_KEDA,
+            id="two namespaces, shadow mode: the shadow caches watch all too; pods are patched per namespace",
         ),
     ],
 )
-def test_namespaced_rbac(namespaces: list[str], cluster_wide: set[tuple[str, str, str]]) -> None:
-    docs = render({"rbac": {"scope": "namespaced"}, "watchNamespaces": namespaces})
+def test_namespaced_rbac(namespaces: list[str], rbac: dict[str, Any], cluster_wide: set[tuple[str, str, str]]) -> None:
+    docs = render({"rbac": {"scope": "namespaced", **rbac}, "watchNamespaces": namespaces})
     roles = [d for d in docs if d["kind"] == "Role" and d["metadata"]["namespace"] in namespaces]
     bindings = [d for d in docs if d["kind"] == "RoleBinding" and d["metadata"]["namespace"] in namespaces]
     assert sorted(r["metadata"]["namespace"] for r in roles) == sorted(namespaces)
     assert sorted(b["metadata"]["namespace"] for b in bindings) == sorted(namespaces)
     assert permissions([d for d in docs if d["kind"] == "ClusterRole"]) == cluster_wide
-    assert permissions(docs) == permissions(render({}))
+    assert permissions(docs) == permissions(render({"rbac": rbac}))
     assert yaml.safe_load(daemon_settings(docs))["namespaces"] == namespaces
 
 

@@ -8,7 +8,15 @@ import pytest
 
 from autoscaler.core.decision import dry_run
 from autoscaler.core.state import behavior_state_to_json
-from autoscaler.core.types import AutoscalerSpec, MetricFailure, Settings
+from autoscaler.core.types import (
+    AutoscalerSpec,
+    Behavior,
+    MetricFailure,
+    ScalingPolicy,
+    ScalingPolicyType,
+    ScalingRules,
+    Settings,
+)
 from autoscaler.core.zero import ScaleToZero
 from tests.core.story import INFLIGHT, QUEUE, Story, queue
 
@@ -41,6 +49,64 @@ def test_an_idle_queue_goes_to_zero_after_the_whole_cooldown_and_is_marked_as_th
     # The 300 s downscale window held 3 the whole time; the cooldown's last idle tick says how far it is.
     assert story.decisions[19].desired_replicas == 3
     assert "idle for 285 s of the 300 s cooldown" in story.decisions[19].summary
+
+
+# A short scale-down window (15 s) and a 100 % policy: the metrics' 0 reaches the floor of 1 before the cooldown ends.
+FAST = Behavior(
+    scale_up=ScalingRules((ScalingPolicy(ScalingPolicyType.PERCENT, 100, 15),), stabilization_window_seconds=0),
+    scale_down=ScalingRules((ScalingPolicy(ScalingPolicyType.PERCENT, 100, 15),), stabilization_window_seconds=15),
+)
+WITHIN_RANGE = ("False", "DesiredWithinRange", "the desired count is within the acceptable range")
+HELD = (
+    "True",
+    "ScaleToZeroCooldown",
+    "the desired replica count is less than 1, the least above zero until every metric has been idle for the "
+    "scale-to-zero cooldown",
+)
+
+
+@pytest.mark.parametrize(
+    ("start", "idle_replicas", "sizes", "limited"),
+    [
+        pytest.param(
+            1, 0, [1, 1, 1, 1, 0], [WITHIN_RANGE, HELD, HELD, HELD, WITHIN_RANGE],
+            id="1 -> 0 at minReplicas 0: held at 1 by the cooldown, then within range as the HPA says of 1 -> 0",
+        ),
+        pytest.param(
+            3, 0, [3, 1, 1, 1, 0], [WITHIN_RANGE, HELD, HELD, HELD, WITHIN_RANGE],
+            id="3 -> 1 is held by the cooldown's floor of 1, not by a minimum replica count",
+        ),
+        pytest.param(
+            3, 2, [3, 1, 1, 1, 2], [WITHIN_RANGE, HELD, HELD, HELD, WITHIN_RANGE],
+            id="the idle count 2 after the cooldown is within range too",
+        ),
+    ],
+)  # fmt: skip
+def test_the_scaling_limited_condition_on_the_way_to_zero_names_the_cooldown_never_a_minimum(
+    start: int, idle_replicas: int, sizes: list[int], limited: list[tuple[str, str, str]]
+) -> None:
+    """minReplicas is 0: TooFewReplicas ("less than the minimum replica count") would be wrong at any step."""
+    zero = replace(ZERO, cooldown_seconds=60, idle_replicas=idle_replicas)
+    story = Story(replace(SPEC, behavior=FAST, scale_to_zero=zero), start)
+    seen = []
+    for _ in sizes:
+        story.tick(queue(0))
+        condition = story.condition("ScalingLimited")
+        assert condition is not None
+        seen.append((condition.status, condition.reason, condition.message))
+    assert [d.desired_replicas for d in story.decisions] == sizes
+    assert seen == limited
+    last = story.decisions[-1]
+    assert last.limits is not None and (last.limits.desired, last.limits.clipped) == (idle_replicas, False)
+    assert "TooFewReplicas" not in last.summary and "limited to" not in last.summary, last.summary
+
+
+def test_with_a_minimum_above_zero_too_few_replicas_is_still_the_hpas() -> None:
+    """Without scaleToZero (minReplicas 2), a 0 proposal is limited by the minimum, as the HPA says."""
+    story = Story(AutoscalerSpec(max_replicas=10, min_replicas=2, metrics=(QUEUE,), behavior=FAST), 4)
+    assert story.ticks(3, queue(0)) == [4, 2, 2]
+    condition = story.condition("ScalingLimited")
+    assert condition is not None and (condition.status, condition.reason) == ("True", "TooFewReplicas")
 
 
 def test_activity_during_the_cooldown_restarts_it() -> None:

@@ -1,11 +1,6 @@
 """`make demo`'s driver, run for real for a short DURATION: the emulator, the load model, a real Prometheus and
-the daemon, as a user runs it. Asserted from its outputs: the web service went up and down, the chart is a
-PNG, the decision log has lines, nothing it started survives.
-
-The queue worker needs the scale-to-zero fields (minReplicas 0, activationThreshold, scaleToZero). Until they
-exist, `autoscaler check config/demo/worker.yaml` refuses exactly those two fields as unknown and the worker
-tests are expected failures; once the spec loads they run, and fail if the worker did not go from zero and
-back. A refusal for any other reason fails them.
+the daemon, as a user runs it. Asserted from its outputs: the web service went up and down, the queue worker
+from zero and back to zero, the chart is a PNG, the decision log has lines, nothing it started survives.
 """
 
 from __future__ import annotations
@@ -27,10 +22,6 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 DURATION = 75  # seconds: a whole cycle with config/demo's shortened windows (the test takes about 90 s)
-NOT_YET = (  # what `autoscaler check` says of the worker spec while the scale-to-zero fields do not exist
-    "spec.metrics[0].activationThreshold: unknown field",
-    "spec.scaleToZero: unknown field",
-)
 
 
 @dataclass(frozen=True)
@@ -126,35 +117,7 @@ def test_the_decision_log_has_the_web_decisions(run: DemoRun) -> None:
     assert sorted(p.name for p in (run.output / "snapshots").iterdir()), "no replayable snapshot written"
 
 
-def worker_spec_loads() -> bool:
-    """Whether `autoscaler check` accepts config/demo/worker.yaml; False only while the scale-to-zero fields do not
-    exist yet (exactly the refusal `NOT_YET`); any other refusal fails the calling test."""
-    result = subprocess.run(
-        [sys.executable, "-m", "autoscaler", "check", "config/demo/worker.yaml"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if result.returncode == 0:
-        return True
-    problems = [line for line in result.stdout.splitlines() if "worker.yaml: document" in line]
-    if problems and all(any(known in line for known in NOT_YET) for line in problems):
-        return False
-    pytest.fail(f"autoscaler check refuses config/demo/worker.yaml:\n{result.stdout}{result.stderr}")
-
-
-def test_without_the_scale_to_zero_fields_the_demo_says_the_worker_was_skipped(run: DemoRun) -> None:
-    if worker_spec_loads():
-        assert "SKIPPED" not in run.stdout, run.explain()
-        return
-    assert "The queue worker part is SKIPPED: `autoscaler check config/demo/worker.yaml` refused it" in run.stdout
-    assert all(row["worker_replicas"] == "" for row in run.samples())
-
-
 def test_the_queue_worker_went_from_zero_and_back_to_zero(run: DemoRun) -> None:
-    if not worker_spec_loads():
-        pytest.xfail("the scale-to-zero fields (activationThreshold, scaleToZero) are not in this branch yet")
     rows = run.samples()
     replicas = [int(row["worker_replicas"]) for row in rows]
     first_zero = replicas.index(0) if 0 in replicas else None

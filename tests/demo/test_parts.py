@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -80,7 +81,7 @@ def test_the_excerpt_plays_over_its_share_of_the_duration(duration: float, lead:
 )
 def test_bad_input_is_one_line_not_a_traceback(argv: list[str], status: int, message: str, tmp_path: Path) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "autoscaler.demo", "--output", str(tmp_path), *argv],
+        [sys.executable, "-m", "autoscaler.demo", "--output", str(tmp_path / "out"), *argv],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -89,4 +90,25 @@ def test_bad_input_is_one_line_not_a_traceback(argv: list[str], status: int, mes
     )
     assert result.returncode == status, result.stderr
     assert message in result.stderr and "Traceback" not in result.stderr, result.stderr
-    assert not (tmp_path / "chart.png").exists()
+    assert not (tmp_path / "out" / "chart.png").exists()
+
+
+@pytest.mark.parametrize("name", ["web.yaml", "worker.yaml"])
+def test_a_refused_spec_stops_the_demo_before_it_starts(name: str, tmp_path: Path) -> None:
+    """Either spec refused by `autoscaler check` stops the demo with the check's words; no part of it is skipped."""
+    config = tmp_path / "config"
+    shutil.copytree(REPO / "config" / "demo", config)
+    spec = config / name
+    spec.write_text(spec.read_text().replace("maxReplicas:", "maxReplica:"))
+    result = subprocess.run(
+        [sys.executable, "-m", "autoscaler.demo", "--config-dir", str(config), "--output", str(tmp_path / "out")],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert f"make demo: `autoscaler check {spec}` refused it:" in result.stderr, result.stderr
+    assert "maxReplica" in result.stderr and "Traceback" not in result.stderr, result.stderr
+    assert not (tmp_path / "out").exists() and "starting:" not in result.stdout

@@ -100,7 +100,7 @@ The daemon's settings: .Values.config, plus what the chart owns. A key the chart
 
 {{/*
 The rules the daemon needs in the namespaces of its targets (docs/rbac.md), as a YAML list.
-`cache` false leaves out list/watch on pods and workloads (granted cluster-wide instead).
+`cache` false leaves out the caches' list/watch (granted cluster-wide instead).
 */}}
 {{- define "autoscaler.targetRules" -}}
 {{- $root := .root -}}
@@ -126,16 +126,6 @@ The rules the daemon needs in the namespaces of its targets (docs/rbac.md), as a
   resources: [{{ range $i, $r := .resources }}{{ if $i }}, {{ end }}{{ printf "%s/scale" $r | quote }}{{ end }}]
   verbs: ["get", "update"]
 {{- end }}
-{{- if $root.Values.rbac.shadowMode.horizontalPodAutoscalers }}
-- apiGroups: ["autoscaling"]
-  resources: ["horizontalpodautoscalers"]
-  verbs: ["get", "list", "watch"]
-{{- end }}
-{{- if $root.Values.rbac.shadowMode.kedaScaledObjects }}
-- apiGroups: ["keda.sh"]
-  resources: ["scaledobjects"]
-  verbs: ["get", "list", "watch"]
-{{- end }}
 {{- if $root.Values.rbac.podDeletionCost }}
 - apiGroups: [""]
   resources: ["pods"]
@@ -143,7 +133,10 @@ The rules the daemon needs in the namespaces of its targets (docs/rbac.md), as a
 {{- end }}
 {{- end -}}
 
-{{/* list/watch for the pod and workload caches. */}}
+{{/*
+list/watch for the daemon's caches: pods and workloads, and shadow mode's HPAs and KEDA ScaledObjects (never a
+get: each is read from its cache, which lists them in the watched namespace, or in all when there are several).
+*/}}
 {{- define "autoscaler.cacheRules" -}}
 - apiGroups: ["apps"]
   resources: ["deployments", "statefulsets", "replicasets"]
@@ -151,4 +144,15 @@ The rules the daemon needs in the namespaces of its targets (docs/rbac.md), as a
 - apiGroups: [""]
   resources: ["pods"]
   verbs: ["list", "watch"]
+{{- /* Beside a ScaledObject the comparison reads the HPA KEDA made for it: kedaScaledObjects grants HPAs too. */}}
+{{- if or .Values.rbac.shadowMode.horizontalPodAutoscalers .Values.rbac.shadowMode.kedaScaledObjects }}
+- apiGroups: ["autoscaling"]
+  resources: ["horizontalpodautoscalers"]
+  verbs: ["list", "watch"]
+{{- end }}
+{{- if .Values.rbac.shadowMode.kedaScaledObjects }}
+- apiGroups: ["keda.sh"]
+  resources: ["scaledobjects"]
+  verbs: ["list", "watch"]
+{{- end }}
 {{- end -}}
