@@ -11,8 +11,9 @@ An instant query answers at the time it was asked: `check_answer_time` refuses a
 from __future__ import annotations
 
 import decimal
+import operator
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -189,7 +190,7 @@ def pod_index(answer: Answer, grouping: Sequence[str], pod_label: str) -> PodInd
         table = answer.table
         index = PodIndex(table, tuple(grouping), {}, {}, {}, {})
         rows, markers = index.rows, index.markers
-        layouts: dict[int, tuple[int, int, tuple[int, ...]]] = {}
+        layouts: dict[int, tuple[int, int, Callable[[tuple[str, ...]], tuple[str, ...]]]] = {}
         groups: list[tuple[int, tuple[str, ...]]] = []
         for row, (names, labels) in enumerate(zip(table.names, table.labels, strict=True)):
             layout = layouts.get(id(names))
@@ -197,10 +198,10 @@ def pod_index(answer: Answer, grouping: Sequence[str], pod_label: str) -> PodInd
                 layout = layouts[id(names)] = (
                     _position(names, TIMESTAMP_MARKER),
                     _position(names, pod_label),
-                    tuple(_position(names, name) for name in grouping),
+                    _group_reader(tuple(_position(names, name) for name in grouping)),
                 )
-            marker_at, pod_at, group_at = layout
-            key = tuple(labels[at] if at >= 0 else "" for at in group_at)
+            marker_at, pod_at, group_of = layout
+            key = group_of(labels)
             if marker_at >= 0 and labels[marker_at] == TIMESTAMP_MARKER_VALUE:
                 if key in markers:
                     raise BadResponseError(f"two sample-time series for the group {key!r}")
@@ -221,6 +222,13 @@ def pod_index(answer: Answer, grouping: Sequence[str], pod_label: str) -> PodInd
 
 def _position(names: tuple[str, ...], name: str) -> int:
     return names.index(name) if name in names else -1
+
+
+def _group_reader(positions: tuple[int, ...]) -> Callable[[tuple[str, ...]], tuple[str, ...]]:
+    """A function from a row's label values to its group key at `positions` ("" where -1: no such label)."""
+    if len(positions) >= 2 and min(positions) >= 0:
+        return operator.itemgetter(*positions)  # a tuple for two or more
+    return lambda labels: tuple(labels[at] if at >= 0 else "" for at in positions)
 
 
 def _split(answer: Answer, grouping: Sequence[str]) -> SplitAnswer:

@@ -276,7 +276,15 @@ class ResourceSource(_PerPodSource):
             )
         pods = []
         times: dict[float, datetime] = {}
+        values = index.table.values
         for pod, items in sorted(found.items()):
+            if len(items) == 1:  # one container, the common case: no merging, sorting or checking
+                row, oldest = items[0]
+                container = index.label(row, binding.container_label) or ""
+                usage: tuple[ContainerUsage, ...] = (ContainerUsage(container, {resource: to_milli(values[row])}),)
+                when = times.get(oldest) or times.setdefault(oldest, utc(oldest))
+                pods.append(PodUsage(pod, when, plan.window_seconds, usage))
+                continue
             containers: dict[str, int] = {}
             for row, _ in items:
                 container = index.label(row, binding.container_label) or ""
@@ -285,7 +293,7 @@ class ResourceSource(_PerPodSource):
                         f"two series for pod {pod!r} container {container!r}; aggregate by pod and container",
                         error_type="too_many_series",
                     )
-                containers[container] = to_milli(index.table.values[row])
+                containers[container] = to_milli(values[row])
             oldest = min(sample_time for _, sample_time in items)
             usage = tuple(ContainerUsage(name, {resource: value}) for name, value in sorted(containers.items()))
             when = times.get(oldest) or times.setdefault(oldest, utc(oldest))  # pods sampled together share one
