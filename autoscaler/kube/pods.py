@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeVar
 
 from autoscaler.core.deletion_cost import ANNOTATION as DELETION_COST_ANNOTATION
 from autoscaler.core.deletion_cost import CostPatch, parse_cost
@@ -32,23 +32,29 @@ from autoscaler.kube.retry import RetryBudget, call_with_retries
 # once (the core never changes a Pod's mappings), so 100,000 cached pods hold a few thousand label dicts, not
 # 100,000. The tables are cleared when they pass `_SHARED_LIMIT` entries (pods with unique labels).
 _SHARED_LIMIT = 50_000
+K = TypeVar("K")
+V = TypeVar("V")
 _shared_labels: dict[str, Mapping[str, str]] = {}
 _shared_containers: dict[tuple[object, ...], tuple[Container, ...]] = {}
 _NO_REQUESTS: Mapping[str, int] = MappingProxyType({})
 _NO_LABELS: Mapping[str, str] = MappingProxyType({})
 
 
+def _shared(table: dict[K, V], key: K, value: V) -> V:
+    """The value `table` already holds for `key`, else `value`, now held (the table is emptied when full)."""
+    held = table.get(key)
+    if held is None:
+        if len(table) >= _SHARED_LIMIT:
+            table.clear()
+        held = table[key] = value
+    return held
+
+
 def _labels(value: Any) -> Mapping[str, str]:
     if not value:
         return _NO_LABELS
     labels = {sys.intern(str(k)): sys.intern(str(v)) for k, v in value.items()}
-    key = "\0".join(f"{k}\0{v}" for k, v in labels.items())
-    shared = _shared_labels.get(key)
-    if shared is None:
-        if len(_shared_labels) >= _SHARED_LIMIT:
-            _shared_labels.clear()
-        shared = _shared_labels[key] = labels
-    return shared
+    return _shared(_shared_labels, "\0".join(f"{k}\0{v}" for k, v in labels.items()), labels)
 
 
 def _containers(items: Any, *, init: bool) -> tuple[Container, ...]:
@@ -56,12 +62,7 @@ def _containers(items: Any, *, init: bool) -> tuple[Container, ...]:
         return ()
     containers = tuple(_container(c, init=init) for c in items)
     key = (init, *((c.name, c.restart_policy_always, *sorted(c.requests.items())) for c in containers))
-    shared = _shared_containers.get(key)
-    if shared is None:
-        if len(_shared_containers) >= _SHARED_LIMIT:
-            _shared_containers.clear()
-        shared = _shared_containers[key] = containers
-    return shared
+    return _shared(_shared_containers, key, containers)
 
 
 def _time(value: Any) -> datetime | None:
