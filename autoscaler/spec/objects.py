@@ -11,6 +11,7 @@ validation). An HPA manifest cannot carry the project's `prometheus` blocks, nor
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,11 +78,11 @@ class Autoscaler:
 
 def describe(obj: Any) -> str:
     """How an object is named in messages: "PrometheusAutoscaler default/web", as far as it can be read."""
-    if not isinstance(obj, dict):
+    if not isinstance(obj, Mapping):  # a dict, or the daemon's cached copy of a custom resource
         return ""
     meta = obj.get("metadata")
-    name = meta.get("name") if isinstance(meta, dict) else None
-    namespace = meta.get("namespace") if isinstance(meta, dict) else None
+    name = meta.get("name") if isinstance(meta, Mapping) else None
+    namespace = meta.get("namespace") if isinstance(meta, Mapping) else None
     kind = obj.get("kind") if isinstance(obj.get("kind"), str) else "object"
     if not isinstance(name, str) or not name:
         return str(kind)

@@ -138,7 +138,9 @@ def test_resource_source_reads_the_cluster_and_reports_an_invalid_object(kube: K
         assert keys(targets) == [f"{NS}/web"], "api is not selected; broken is reported and skipped"
         (web,) = targets
         assert web.origin == Origin.RESOURCE and web.uid and web.stored is not None
+        assert web.source == f"PrometheusAutoscaler {NS}/web"  # named in snapshots, plan and log lines
         assert [p.key for p in problems] == [TargetKey(NS, "broken")]
+        assert problems[0].source == f"PrometheusAutoscaler {NS}/broken"
         assert "averageUtilization" in problems[0].message and problems[0].obj is not None
         source.refresh()
         assert len(problems) == 1, "the same resourceVersion is reported once"
