@@ -19,7 +19,8 @@ import gc
 import time as _time
 import traceback
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from concurrent.futures import TimeoutError as FuturesTimeout
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
@@ -296,16 +297,11 @@ class MetricsReader:
         futures: dict[Future[Answer | MetricsError], Query] = {}
         try:
             futures = {pool.submit(one, q): q for q in queries}
-            pending = set(futures)
-            while pending:
-                done, pending = wait(
-                    pending,
-                    timeout=max(deadline - self._monotonic(), 0.0) + PASS_GRACE_SECONDS,
-                    return_when=FIRST_COMPLETED,
-                )
-                if not done:
-                    break  # the deadline and its grace are over
-                for future in done:
+            # One bound for the whole pass: what has not answered by the deadline plus the grace is a timeout,
+            # however long reading the earlier answers took.
+            bound = max(deadline - self._monotonic(), 0.0) + PASS_GRACE_SECONDS
+            with contextlib.suppress(FuturesTimeout):
+                for future in as_completed(futures, timeout=bound):
                     on_answer(futures.pop(future), future.result())
         finally:
             # Queries not started are dropped; running ones finish on their own (each is bounded by its
