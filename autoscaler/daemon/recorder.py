@@ -96,13 +96,17 @@ def _outcome_of(outcome: TargetOutcome) -> tuple[object, ...]:
             decision.current_replicas,
             decision.desired_replicas,
             decision.rescale,
+            decision.min_replicas,
+            decision.max_replicas,
             decision.error,
             tuple((c.type, c.status, c.reason) for c in decision.conditions),
             tuple((m.name, m.proposed_replicas, m.error) for m in decision.metrics),
             tuple((m.name, m.proposed_replicas, m.error) for m in decision.extra_metrics),
             decision.shadow.theirs if decision.shadow is not None else None,
         )
-    return (outcome.dry_run, outcome.wrote_scale, outcome.error, outcome.error_type, decision is None, decided)
+    target = outcome.target
+    return (target.source, str(target.origin), outcome.dry_run, outcome.wrote_scale, outcome.error,
+            outcome.error_type, decision is None, decided)  # fmt: skip
 
 
 class FlightRecorder:
@@ -148,20 +152,21 @@ class FlightRecorder:
         if self.directory:
             rendered = _render_snapshot(entry)
             if rendered is not None:
-                name = self._write(key, rendered, now)
+                # The run's earlier file goes once its newest is written (never when that write failed), and
+                # before the pruning, so the directory keeps one file per entry.
+                stale = replaced.file if replaced is not None else ""
+                name = self._write(key, rendered, now, replacing=stale)
                 if name:
                     with self._lock:
                         if entries and entries[-1] is entry:
                             entries[-1] = replace(entry, file=name)
-                if replaced is not None and replaced.file and replaced.file != name:
-                    with contextlib.suppress(OSError):
-                        os.unlink(os.path.join(self.directory, replaced.file))
 
     def _prefix(self, key: TargetKey) -> str:
         return f"{key.namespace}_{key.name}_"
 
-    def _write(self, key: TargetKey, snapshot: Mapping[str, Any], now: datetime) -> str:
-        """Write the snapshot as the target's newest file; its name ("" when it could not be written)."""
+    def _write(self, key: TargetKey, snapshot: Mapping[str, Any], now: datetime, *, replacing: str = "") -> str:
+        """Write the snapshot as the target's newest file, then remove the file it replaces (`replacing`, when
+        another) and the oldest past `size`; its name ("" when it could not be written: nothing is removed)."""
         name = f"{self._prefix(key)}{_stamp(now)}.json"
         try:
             fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=self.directory)
@@ -174,6 +179,9 @@ class FlightRecorder:
                 with contextlib.suppress(OSError):
                     os.unlink(tmp)
                 raise
+            if replacing and replacing != name:
+                with contextlib.suppress(OSError):
+                    os.unlink(os.path.join(self.directory, replacing))
             self._prune(key)
         except OSError as err:
             log.warning("snapshot_write_failed", target=str(key), directory=self.directory, error=str(err))

@@ -162,3 +162,23 @@ def test_a_snapshot_that_cannot_be_rendered_is_logged_and_left_out(tmp_path: Pat
         "shop_api_20260301T120000.000000Z.json",
         "shop_web_20260301T120000.000000Z.json",
     ]
+
+
+def test_a_folded_run_keeps_one_file_per_entry_and_a_failed_write_removes_nothing(tmp_path: Path) -> None:
+    """With the directory full (size 2), a decision folded into the newest entry replaces that entry's file,
+    the older entry's file stays; a write that fails (here its name is taken by a directory) removes nothing."""
+    recorder = FlightRecorder(2, str(tmp_path))
+    web = target("web")
+    recorder.record(replace(outcome_for(web), error="first"), now=T0)
+    recorder.record(outcome_for(web), now=T0 + timedelta(seconds=1))
+    recorder.record(outcome_for(web), now=T0 + timedelta(seconds=2))  # folded into the second entry
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "shop_web_20260301T120000.000000Z.json",
+        "shop_web_20260301T120002.000000Z.json",
+    ]
+    (tmp_path / "shop_web_20260301T120003.000000Z.json").mkdir()  # the next file cannot be written
+    with capture_logs() as logs:
+        recorder.record(outcome_for(web), now=T0 + timedelta(seconds=3))
+    assert [line["event"] for line in logs] == ["snapshot_write_failed"]
+    assert (tmp_path / "shop_web_20260301T120002.000000Z.json").is_file(), "the run's last good file stays"
+    assert [e["repeated"] for e in recorder.snapshots(web.key)["shop/web"]] == [1, 3]
