@@ -230,7 +230,10 @@ class Observer:
                 series.append((result.name, str(kind), value, _target_number(result.spec.target)))
                 metrics.append(metric_line(result))
             series.extend(_extra_series(outcome.target.autoscaler.spec, decision))
-            row.metrics = tuple(series)
+            # One series per label set: two metrics of one name and type (e.g. two Object metrics on different
+            # objects) export the last one's numbers, as one Gauge child would have.
+            kept = {(metric, target_type): (value, goal) for metric, target_type, value, goal in series}
+            row.metrics = tuple((metric, target_type, *numbers) for (metric, target_type), numbers in kept.items())
             shadow = decision.shadow
             if shadow is not None:
                 row.shadow = (shadow.desired_replicas, shadow.theirs, shadow.difference)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -177,3 +178,22 @@ def test_shadow_mode_exports_both_counts_and_their_difference() -> None:
     assert 'autoscaler_errors_total{type="shadow"} 1.0' in text
     observer.forget(outcome.key)
     assert "autoscaler_shadow_desired_replicas{" not in observer.exposition()[0].decode()
+
+
+def test_one_series_per_label_set_and_writes_counted_from_zero() -> None:
+    """Two metrics with the same name and type export one series each of value and target (Prometheus refuses a
+    scrape with a repeated label set); the scale-writes counter is 0 from the first evaluation, then counts."""
+    snapshot = shipped_snapshot()
+    metrics = snapshot["autoscaler"]["spec"]["metrics"]
+    snapshot["autoscaler"]["spec"]["metrics"] = [metrics[0], metrics[0]]
+    snapshot["metrics"] = [snapshot["metrics"][0], snapshot["metrics"][0]]
+    observer = Observer()
+    web = target("web")
+    observer.report_outcome(replace(outcome_for(web, snapshot=snapshot), wrote_scale=False), evaluated_at=0)
+    text = observer.exposition()[0].decode()
+    values = [line for line in text.splitlines() if line.startswith("autoscaler_target_metric_value{")]
+    assert len(values) == 1 and len(set(values)) == 1, values
+    assert 'autoscaler_scale_writes_total{name="web",namespace="shop"} 0.0' in text
+    for _ in range(2):
+        observer.report_outcome(replace(outcome_for(web), wrote_scale=True), evaluated_at=1)
+    assert 'autoscaler_scale_writes_total{name="web",namespace="shop"} 2.0' in observer.exposition()[0].decode()
