@@ -30,8 +30,9 @@ from autoscaler.kube.retry import RetryBudget, call_with_retries
 
 # Pods of one workload share their labels and their containers' names and requests: each distinct set is kept
 # once (the core never changes a Pod's mappings), so 100,000 cached pods hold a few thousand label dicts, not
-# 100,000. The tables are cleared when they pass `_SHARED_LIMIT` entries (pods with unique labels).
-_SHARED_LIMIT = 50_000
+# 100,000. The tables are cleared when they reach `_SHARED_LIMIT` entries (pods with unique labels: a
+# StatefulSet's, a Job's), so they hold at most ~15 MB of labels of pods that are gone.
+_SHARED_LIMIT = 20_000
 K = TypeVar("K")
 V = TypeVar("V")
 _shared_labels: dict[str, Mapping[str, str]] = {}
@@ -53,7 +54,9 @@ def _shared(table: dict[K, V], key: K, value: V) -> V:
 def _labels(value: Any) -> Mapping[str, str]:
     if not value:
         return _NO_LABELS
-    labels = {sys.intern(str(k)): sys.intern(str(v)) for k, v in value.items()}
+    # Values are not interned: some are unique per pod (a StatefulSet's pod-name, a Job's controller-uid),
+    # and an interned string may outlive its pod.
+    labels = {sys.intern(str(k)): str(v) for k, v in value.items()}
     return _shared(_shared_labels, "\0".join(f"{k}\0{v}" for k, v in labels.items()), labels)
 
 
