@@ -416,7 +416,12 @@ def test_shadow_mode_and_pod_deletion_cost_did_their_work(run: Run) -> None:
     through the ScaledObject) and never writes, and spare's pods got their costs before the scale-down to 1, which
     kept the busiest pod."""
     if not run.features:
-        pytest.skip("the default values grant neither shadow mode nor pod-deletion-cost: no such spec runs")
+        # The default values grant neither: no such spec runs, no shadow series, no pod patch granted.
+        assert "autoscaler_shadow_desired_replicas{" not in run.scrape().decode()
+        assert not grants(run.docs, group="", resource="pods", verb="patch", namespace=SHOP, name="spare-0")
+        hpas = {"group": "autoscaling", "resource": "horizontalpodautoscalers", "verb": "list"}
+        assert not grants(run.docs, **hpas, namespace=SHOP, name="shadowed")
+        return
 
     def theirs() -> dict[str, float]:
         families = text_string_to_metric_families(run.scrape().decode())
