@@ -352,11 +352,13 @@ def test_skipped_ticks_are_one_warning_a_minute_with_the_count() -> None:
     assert 'autoscaler_ticks_skipped_total{reason="overrun"} 7.0' in scrape
 
 
-def test_the_cyclic_collector_is_paused_for_a_tick_and_start_up_is_frozen() -> None:
-    """The collector does not run while a tick makes its objects (it would walk them again and again: ~40 % of
-    the daemon's CPU at 5,000 targets), runs again after it, even after a tick that failed, and what start-up
-    made is out of its reach (gc.freeze)."""
+def test_the_daemon_runs_the_cyclic_collector_on_its_own_schedule() -> None:
+    """Before start-up the collector is paused for a tick (it would walk the tick's objects again and again: ~40 %
+    of the daemon's CPU at 5,000 targets) and runs again after it, even after a failed tick. Once the caches
+    synced, start-up's objects are frozen and the collector runs only after a tick, at most once a minute."""
     import gc
+
+    from autoscaler.daemon.app import COLLECT_EVERY_SECONDS
 
     seen: list[bool] = []
 
@@ -368,17 +370,26 @@ def test_the_cyclic_collector_is_paused_for_a_tick_and_start_up_is_frozen() -> N
             return super().reconcile(targets, now=now, write=write)
 
     clock = FakeClock(T0)
-    daemon = _daemon(StaticSource([target("web", period=1.0)]), Recording(), clock)
+    monotonic = [1000.0]
+    daemon = _daemon(StaticSource([target("web", period=1.0)]), Recording(), clock, monotonic=lambda: monotonic[0])
     assert gc.isenabled()
     gc.unfreeze()  # an earlier test's start-up may have frozen
-    assert gc.get_freeze_count() == 0
+    for _ in range(2):
+        daemon.tick()
+        clock.advance(1.0)
+        assert gc.isenabled()
+    assert seen == [False, False]
     try:
         daemon.start_caches()  # no caches here: start-up ends with the freeze
-        assert gc.get_freeze_count() > 0
-        for _ in range(2):
-            daemon.tick()
-            clock.advance(1.0)
-            assert gc.isenabled()
+        assert gc.get_freeze_count() > 0 and not gc.isenabled()
+        with capture_logs() as logs:
+            for step in (1.0, COLLECT_EVERY_SECONDS - 2.0, 1.5, 1.0):
+                monotonic[0] += step
+                daemon.tick()
+                clock.advance(1.0)
+        ran = [line for line in logs if line["event"] == "collector_ran"]
+        assert len(ran) == 1 and ran[0]["seconds"] >= 0, ran  # 60.5 s after start-up, not again 1 s later
+        assert not gc.isenabled()
     finally:
-        gc.unfreeze()
-    assert seen == [False, False]
+        daemon.stop_caches()
+    assert gc.isenabled() and gc.get_freeze_count() == 0
