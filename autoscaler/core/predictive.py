@@ -19,7 +19,7 @@ The forecast, each sync period:
 - steady: the count covers the larger of the forecast and the largest need of the last
   `scale_down_window_seconds` (a scale-down stabilization of needs, not of forecasts), sized at `fill` of it: a
   forecast that does not lag can run pods closer to their capacity than the target (0.8: a 70 % target runs
-  at up to 87.5 %);
+  at up to 87.5 %), plus `fill_noise` x the trend's relative RMS residual (a noisier need, less filled);
 - bursts: a need at least `burst_ratio` times the lowest of the `burst_rise_seconds` before it (at least one
   pod) rose faster than a new pod can start; such bursts come back, so while one is in the last
   `burst_hold_seconds` the count covers the largest need of that window at the target (Knative's panic mode:
@@ -68,6 +68,7 @@ class PredictiveSpec:
     burst_ratio: float = 3.0
     burst_rise_seconds: int = 45
     burst_hold_seconds: int = 1800
+    fill_noise: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,11 +182,18 @@ def propose(
     forecast = base + max(slope, 0.0) * spec.horizon_seconds
     # Steady: the forecast and the largest need of the scale-down window (what the HPA's stabilization holds,
     # but of needs, not of forecasts: a trend that ended holds no pods), sized at `fill` of it.
-    cover = max(forecast, held) * spec.fill
+    # A noisier need is sized closer to the target: `fill_noise` x the trend's relative residual is added.
+    fill = min(1.0, spec.fill + spec.fill_noise * noise)
+    sized = (
+        f"fill {spec.fill:g}"
+        if not spec.fill_noise
+        else f"fill {fill:.2f} ({spec.fill:g} + {spec.fill_noise:g} x noise)"
+    )
+    cover = max(forecast, held) * fill
     if forecast >= held:
-        why = f"the forecast x fill {spec.fill:g}"
+        why = f"the forecast x {sized}"
     else:
-        why = f"the largest need of the last {spec.scale_down_window_seconds} s, {held:.2f}, x fill {spec.fill:g}"
+        why = f"the largest need of the last {spec.scale_down_window_seconds} s, {held:.2f}, x {sized}"
     burst = _burst(spec, kept, now)
     if burst is not None and burst[1] > cover:
         cover = burst[1]

@@ -100,6 +100,14 @@ class PredictiveModel(BaseModel):
         allow_inf_nan=False,
         description="The share of the steady need (forecast, scale-down window) the count is sized for.",
     )
+    fill_noise: float = Field(
+        _DEFAULTS.fill_noise,
+        alias="fillNoise",
+        ge=0,
+        le=10,
+        allow_inf_nan=False,
+        description="Added to fill per unit of the trend's RMS residual over its mean (at most 1 in all).",
+    )
     burst_ratio: float = Field(
         _DEFAULTS.burst_ratio,
         alias="burstRatio",
@@ -139,6 +147,7 @@ class PredictiveModel(BaseModel):
             smooth=self.smooth,
             scale_down_window_seconds=self.scale_down_window_seconds,
             fill=self.fill,
+            fill_noise=self.fill_noise,
             burst_ratio=self.burst_ratio,
             burst_rise_seconds=self.burst_rise_seconds,
             burst_hold_seconds=self.burst_hold_seconds,

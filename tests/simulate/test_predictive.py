@@ -210,3 +210,15 @@ def test_predictive_decisions_replay_the_same_from_snapshots(scenario: Scenario)
 
     _run(scenario, observer=check)
     assert checked["n"] > 100
+
+
+def test_fill_noise_sizes_a_noisy_need_closer_to_the_target() -> None:
+    # Needs swinging 8 / 12 around 10: the largest of the window is 12; fill 0.8 alone sizes 9.6 -> 10 pods,
+    # fillNoise 0.5 adds half the trend's relative residual (0.2) to the fill: 12 x 0.9 = 10.8 -> 11 pods.
+    history = _history([8.0, 12.0] * 8)
+    plain, _, _ = propose(SPEC, history, [Need(8.0)], hpa_proposal=9, current=5, now=NOW)
+    noisy_spec = PredictiveSpec(fill_noise=0.5)
+    chosen, _, forecast = propose(noisy_spec, history, [Need(8.0)], hpa_proposal=9, current=5, now=NOW)
+    assert forecast.fallback == "" and forecast.noise == pytest.approx(0.2, abs=0.01)
+    assert (plain, chosen) == (10, 11)
+    assert "x fill 0.90 (0.8 + 0.5 x noise)" in forecast.explain()
