@@ -10,18 +10,25 @@ The forecast, each sync period:
 - `required`: the largest need of the metrics; a saturated CPU reading (at or above `saturation_percent` of the
   request) hides how much more is wanted, so it counts `saturation_factor` times (Knative's panic mode, in
   spirit: scale by more than the reading shows while saturated);
-- the history keeps `(time, required)` for `history_seconds`; with less than `min_history_seconds` of it, or
-  when the least-squares line through the last `trend_seconds` fits worse than `max_noise` (its RMS residual
-  over the mean), the HPA's proposal is taken as is (fallback);
+- the history keeps `(time, required)` for the longest of the windows below; with less than
+  `min_history_seconds` of it, or when the least-squares line through the last `trend_seconds` fits worse than
+  `max_noise` (its RMS residual over the mean), the HPA's proposal is taken (fallback);
 - rising: the line's slope carried `horizon_seconds` ahead (what the 60 s window hides + the start-up delay +
-  one sync period), added to the need now; falling: the need now (a pod is removed at once: nothing to
-  anticipate);
-- the count covers the larger of the forecast and the largest need of the last `scale_down_window_seconds`
-  (the mode's own scale-down stabilization, of needs rather than forecasts: a rise that ended holds no pods),
-  times `1 + headroom`, rounded up; it stays at the current count while that is at most `tolerance_up` above
-  or `tolerance_down` below it (fewer, larger writes). The fallback is the HPA's proposal, held on a scale-down
-  as the HPA's tolerance and stabilization would (while a need of the window is within the tolerance below
-  the count) and never below the window's largest need.
+  one sync period), added to the need now, only when its rise beats `trend_significance` RMS residuals;
+  falling: the need now (a pod is removed at once: nothing to anticipate);
+- steady: the count covers the larger of the forecast and the largest need of the last
+  `scale_down_window_seconds` (a scale-down stabilization of needs, not of forecasts), sized at `fill` of it: a
+  forecast that does not lag can run pods closer to their capacity than the target (0.8: a 70 % target runs
+  at up to 87.5 %), plus `fill_noise` x the trend's relative RMS residual (a noisier need, less filled);
+- bursts: a need at least `burst_ratio` times the lowest of the `burst_rise_seconds` before it (at least one
+  pod) rose faster than a new pod can start; such bursts come back, so while one is in the last
+  `burst_hold_seconds` the count covers the largest need of that window at the target (Knative's panic mode:
+  no scale-down while panicking);
+- the count moves only when what it covers is more than `tolerance_up` above or `tolerance_down` below it
+  (fewer, larger writes: up in one step to the forecast plus `headroom`, down in one step to what it covers).
+  The fallback is the HPA's proposal, held on a scale-down as the HPA's tolerance and stabilization would
+  (while a need of the window is within the tolerance below the count) and never below the window's largest
+  need.
 """
 
 from __future__ import annotations
@@ -48,15 +55,20 @@ class PredictiveSpec:
     trend_seconds: int = 240
     history_seconds: int = 300
     min_history_seconds: int = 60
-    max_noise: float = 0.5
+    max_noise: float = 3.0
     saturation_percent: int = 95
     saturation_factor: float = 2.0
     headroom: float = 0.0
-    tolerance_up: float = 0.3
-    tolerance_down: float = 0.2
+    tolerance_up: float = 0.1
+    tolerance_down: float = 0.3
     trend_significance: float = 3.0
     smooth: bool = False
     scale_down_window_seconds: int = 300
+    fill: float = 0.8
+    burst_ratio: float = 3.0
+    burst_rise_seconds: int = 45
+    burst_hold_seconds: int = 1800
+    fill_noise: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +132,7 @@ def propose(
     """The mode's proposal, the history to keep, and the explanation (`hpa_tolerance`: the HPA's, downwards)."""
     saturated = any(n.saturated for n in needs)
     required = max((n.required * (spec.saturation_factor if n.saturated else 1.0) for n in needs), default=0.0)
-    keep = max(spec.history_seconds, spec.scale_down_window_seconds, spec.trend_seconds)
+    keep = max(spec.history_seconds, spec.scale_down_window_seconds, spec.trend_seconds, spec.burst_hold_seconds)
     kept = tuple(s for s in history if 0 < (now - s[0]).total_seconds() < keep)
     kept += ((now, required),)
     span = (now - kept[0][0]).total_seconds()
@@ -168,18 +180,51 @@ def propose(
         return answer(fallback, required, slope, noise, reason)
     base = max(level, 0.0) if spec.smooth else required
     forecast = base + max(slope, 0.0) * spec.horizon_seconds
-    # The need to cover: the forecast, and the largest need of the scale-down window (what the HPA's
-    # stabilization holds, but of needs, not of forecasts: a trend that ended holds no pods).
-    cover = max(forecast, held) * (1 + spec.headroom)
-    wanted = math.ceil(cover - 1e-9)
+    # Steady: the forecast and the largest need of the scale-down window (what the HPA's stabilization holds,
+    # but of needs, not of forecasts: a trend that ended holds no pods), sized at `fill` of it.
+    # A noisier need is sized closer to the target: `fill_noise` x the trend's relative residual is added.
+    fill = min(1.0, spec.fill + spec.fill_noise * noise)
+    sized = (
+        f"fill {spec.fill:g}"
+        if not spec.fill_noise
+        else f"fill {fill:.2f} ({spec.fill:g} + {spec.fill_noise:g} x noise)"
+    )
+    cover = max(forecast, held) * fill
     if forecast >= held:
-        why = "the forecast"
+        why = f"the forecast x {sized}"
     else:
-        why = f"the largest need of the last {spec.scale_down_window_seconds} s, {held:.2f}"
-    if current > 0 and (1 - spec.tolerance_down) * current <= cover <= (1 + spec.tolerance_up) * current:
-        wanted = current
+        why = f"the largest need of the last {spec.scale_down_window_seconds} s, {held:.2f}, x {sized}"
+    burst = _burst(spec, kept, now)
+    if burst is not None and burst[1] > cover:
+        cover = burst[1]
+        why = (
+            f"a burst x{burst[0]:.1f} in {spec.burst_rise_seconds} s within the last {spec.burst_hold_seconds} s: "
+            f"its window's largest need, {burst[1]:.2f}, at the target"
+        )
+    wanted = current
+    if current <= 0 or cover > (1 + spec.tolerance_up) * current:
+        wanted = math.ceil(cover * (1 + spec.headroom) - 1e-9)
+    elif cover < (1 - spec.tolerance_down) * current:
+        wanted = math.ceil(cover - 1e-9)
+    else:
         why = f"held: {cover:.2f} is within -{spec.tolerance_down:g}/+{spec.tolerance_up:g} of the current {current}"
     return answer(wanted, forecast, slope, noise, "", why)
+
+
+def _burst(spec: PredictiveSpec, kept: Sequence[Sample], now: datetime) -> tuple[float, float] | None:
+    """The first burst of the hold window (its rise) and the window's largest need; None without a burst."""
+    if not spec.burst_hold_seconds:
+        return None
+    window = [s for s in kept if (now - s[0]).total_seconds() < spec.burst_hold_seconds]
+    for i, (when, need) in enumerate(window):
+        low = math.inf
+        j = i - 1
+        while j >= 0 and (when - window[j][0]).total_seconds() <= spec.burst_rise_seconds:
+            low = min(low, window[j][1])
+            j -= 1
+        if low < math.inf and need >= spec.burst_ratio * max(low, 1.0):
+            return need / max(low, 1.0), max(n for _, n in window)
+    return None
 
 
 def need_of(result: MetricResult, spec: PredictiveSpec) -> Need | None:

@@ -18,6 +18,7 @@ from autoscaler.simulate.model import (
     Prepared,
     Result,
     Scenario,
+    ScenarioSpecError,
     prepare,
     scenario_spec,
     simulate,
@@ -198,7 +199,10 @@ def run_prepared(
     snapshots: str | None = None,
 ) -> tuple[Result, AutoscalerSpec]:
     """Simulate one scenario of a prepared demand curve; the run and the spec it simulated."""
-    spec = scenario_spec(base, scenario, target_milli=target_milli(prepared.capacity, model), model=model)
+    try:
+        spec = scenario_spec(base, scenario, target_milli=target_milli(prepared.capacity, model), model=model)
+    except ScenarioSpecError as err:
+        raise InputError(f"--spec: {err}") from err
     observer = None
     if snapshots is not None:
         folder = Path(snapshots)

@@ -20,8 +20,10 @@ from typing import Any, Literal
 
 from autoscaler.core import types as core
 from autoscaler.core.decision import Decision, decide
+from autoscaler.spec.errors import SpecError
 from autoscaler.spec.hpa import AutoscalerSpec, to_core
 from autoscaler.spec.snapshot_out import DecisionInputs
+from autoscaler.spec.validation import load_spec
 
 Scenario = Literal["cpu", "rps"]
 SCENARIOS: tuple[Scenario, ...] = ("cpu", "rps")
@@ -73,13 +75,25 @@ class Model:
             raise ValueError(f"max_days: must be positive, not {self.max_days}")
 
 
+class ScenarioSpecError(ValueError):
+    """The user's spec with the scenario's metric in place of its own is not a valid spec (`field` names why)."""
+
+    def __init__(self, message: str, *, scenario: str, field: str) -> None:
+        super().__init__(message)
+        self.scenario = scenario
+        self.field = field
+
+
 def scenario_spec(
     base: AutoscalerSpec | None, scenario: Scenario, *, target_milli: int, model: Model
 ) -> AutoscalerSpec:
     """The spec simulated: the user's (min, max, behavior, mode and its parameters) with the scenario's metric.
 
-    Without a spec: the HPA's defaults with minReplicas 1 and maxReplicas 100.
+    Without a spec: the HPA's defaults with minReplicas 1 and maxReplicas 100. The result is validated as a
+    user's spec is (ScenarioSpecError naming the field: e.g. minReplicas 0 needs an Object or External metric,
+    and the scenario's is not one).
     """
+
     if scenario == "cpu":
         metric: dict[str, Any] = {
             "type": "Resource",
@@ -105,7 +119,12 @@ def scenario_spec(
             data.pop(key, None)
     data["scaleTargetRef"] = {"apiVersion": "apps/v1", "kind": "Deployment", "name": APP}
     data["metrics"] = [metric]
-    return AutoscalerSpec.model_validate(data)
+    try:
+        return load_spec(data, scale_to_zero=False, path="spec")
+    except SpecError as err:
+        raise ScenarioSpecError(
+            f"with the {scenario} scenario's metric in place of the spec's: {err}", scenario=scenario, field=err.path
+        ) from err
 
 
 @dataclass(frozen=True, slots=True)

@@ -65,7 +65,7 @@ class PredictiveModel(BaseModel):
         ge=0,
         le=10,
         allow_inf_nan=False,
-        description="Hold while the forecast is at most this share above the current count.",
+        description="Hold while what the count covers is at most this share above it.",
     )
     tolerance_down: float = Field(
         _DEFAULTS.tolerance_down,
@@ -73,7 +73,7 @@ class PredictiveModel(BaseModel):
         ge=0,
         le=1,
         allow_inf_nan=False,
-        description="Hold while the forecast is at most this share below the current count.",
+        description="Hold while what the count covers is at most this share below it.",
     )
 
     trend_significance: float = Field(
@@ -93,6 +93,44 @@ class PredictiveModel(BaseModel):
         description="The largest need of this window is kept (the mode's own scale-down stabilization).",
     )
 
+    fill: float = Field(
+        _DEFAULTS.fill,
+        ge=0.1,
+        le=1,
+        allow_inf_nan=False,
+        description="The share of the steady need (forecast, scale-down window) the count is sized for.",
+    )
+    fill_noise: float = Field(
+        _DEFAULTS.fill_noise,
+        alias="fillNoise",
+        ge=0,
+        le=10,
+        allow_inf_nan=False,
+        description="Added to fill per unit of the trend's RMS residual over its mean (at most 1 in all).",
+    )
+    burst_ratio: float = Field(
+        _DEFAULTS.burst_ratio,
+        alias="burstRatio",
+        ge=1,
+        le=1000,
+        allow_inf_nan=False,
+        description="A need this many times the lowest of the burstRiseSeconds before it (at least 1 pod) is a burst.",
+    )
+    burst_rise_seconds: int = Field(
+        _DEFAULTS.burst_rise_seconds,
+        alias="burstRiseSeconds",
+        ge=15,
+        le=3600,
+        description="The rise a burst is measured over: about a pod's start-up.",
+    )
+    burst_hold_seconds: int = Field(
+        _DEFAULTS.burst_hold_seconds,
+        alias="burstHoldSeconds",
+        ge=0,
+        le=3600,
+        description="After a burst, the largest need of this window is covered at the target; 0: no burst rule.",
+    )
+
     def to_core(self) -> PredictiveSpec:
         return PredictiveSpec(
             horizon_seconds=self.horizon_seconds,
@@ -108,4 +146,9 @@ class PredictiveModel(BaseModel):
             trend_significance=self.trend_significance,
             smooth=self.smooth,
             scale_down_window_seconds=self.scale_down_window_seconds,
+            fill=self.fill,
+            fill_noise=self.fill_noise,
+            burst_ratio=self.burst_ratio,
+            burst_rise_seconds=self.burst_rise_seconds,
+            burst_hold_seconds=self.burst_hold_seconds,
         )

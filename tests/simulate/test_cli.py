@@ -122,6 +122,28 @@ def test_a_bad_spec_names_the_field(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert "spec.maxReplicas" in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize("scenario", ["cpu", "rps"])
+def test_a_spec_made_invalid_by_the_scenarios_metric_is_named(
+    tmp_path: Path, scenario: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Valid as written (minReplicas 0 with an External metric); the scenario's metric replaces the External one,
+    # and minReplicas 0 needs an Object or External metric: refused, naming the field, not simulated.
+    trace = _trace(tmp_path, _swell())
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: web}\n"
+        "spec:\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}\n  minReplicas: 0\n"
+        "  maxReplicas: 10\n  metrics:\n  - type: External\n    external:\n      metric: {name: queue}\n"
+        "      target: {type: AverageValue, averageValue: '30'}\n"
+    )
+    status, out, err = _simulate("--trace", str(trace), "--spec", str(spec), "--scenario", scenario, capsys=capsys)
+    assert (status, out) == (1, "")
+    assert err == (
+        f"autoscaler simulate: --spec: with the {scenario} scenario's metric in place of the spec's: spec.metrics: "
+        "must specify at least one Object or External metric to support scaling to zero replicas\n"
+    )
+
+
 def test_a_spec_sets_min_max_and_behavior(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     trace = _trace(tmp_path, _swell())
     spec = tmp_path / "spec.yaml"

@@ -31,8 +31,8 @@ def _history(values: list[float], *, every: int = 15) -> tuple[tuple[datetime, f
     [
         pytest.param((), "0 s of history, 60 s needed", id="first-decision"),
         pytest.param(_history([5.0, 5.0, 5.0]), "45 s of history, 60 s needed", id="three-samples"),
-        pytest.param(_history([5.0] * 3, every=400), "0 s of history", id="too-old-to-keep"),
-        pytest.param(_history([5.0, 1.0, 9.0, 0.5, 8.0, 0.5, 9.0]), "too noisy to forecast", id="noisy"),
+        pytest.param(_history([5.0] * 3, every=2000), "0 s of history", id="too-old-to-keep"),
+        pytest.param(_history([0.0] * 12 + [200.0, 0.0, 0.0]), "too noisy to forecast", id="noisy"),
     ],
 )
 def test_short_or_noisy_history_falls_back_to_the_hpa(history: tuple[tuple[datetime, float], ...], reason: str) -> None:
@@ -59,15 +59,16 @@ def test_the_fallback_scales_down_as_the_hpa_would(needs: list[float], proposal:
 
 
 def test_a_rising_need_is_carried_a_start_up_ahead() -> None:
-    # 4, 5, ..., 12 pods every 15 s: +4 pods a minute; 60 s ahead of the 12 needed now: 16.
+    # 4, 5, ..., 12 pods every 15 s: +4 pods a minute; 60 s ahead of the 12 needed now: 16, sized at fill 0.8.
     history = _history([4.0 + i for i in range(8)])
     proposal, _, forecast = propose(SPEC, history, [Need(12.0)], hpa_proposal=13, current=11, now=NOW)
     assert forecast.fallback == ""
     assert forecast.slope_per_minute == pytest.approx(4.0)
     assert forecast.forecast == pytest.approx(16.0)
-    assert proposal == 16
+    assert proposal == 13  # ceil(16 x 0.8)
     assert forecast.explain() == (
-        "predictive: need 12.00 pods now, trend +4.00/min, forecast 16.00 in 60 s -> 16 (the forecast; HPA alone: 13)"
+        "predictive: need 12.00 pods now, trend +4.00/min, forecast 16.00 in 60 s -> 13 "
+        "(the forecast x fill 0.8; HPA alone: 13)"
     )
 
 
@@ -75,20 +76,59 @@ def test_a_saturated_cpu_reading_counts_more() -> None:
     history = _history([4.0] * 6)
     proposal, _, forecast = propose(SPEC, history, [Need(4.0, saturated=True)], hpa_proposal=6, current=4, now=NOW)
     assert forecast.saturated and forecast.required == 8.0
-    assert proposal >= 8
+    assert proposal == 7  # ceil(8 x fill 0.8): more than the 6 the reading alone would get
     assert "CPU saturated" in forecast.explain()
 
 
 def test_a_fall_is_held_by_the_largest_need_of_the_window() -> None:
-    # Needs of 10 within the last 300 s: no scale-down below 10 yet, though 4 are needed now.
+    # Needs of 10 within the last 300 s: no scale-down below 10 x fill 0.8 yet, though 4 are needed now.
     history = _history([10.0, 10.0, 4.0, 4.0, 4.0, 4.0, 4.0])
     proposal, _, forecast = propose(SPEC, history, [Need(4.0)], hpa_proposal=4, current=14, now=NOW)
-    assert forecast.fallback == "" and proposal == 10
-    assert "(the largest need of the last 300 s, 10.00; HPA alone: 4)" in forecast.explain()
-    # Within toleranceDown (20 %) of the current count: held, one write fewer.
-    proposal, _, forecast = propose(SPEC, history, [Need(4.0)], hpa_proposal=4, current=12, now=NOW)
-    assert proposal == 12
-    assert "(held: 10.00 is within -0.2/+0.3 of the current 12; HPA alone: 4)" in forecast.explain()
+    assert forecast.fallback == "" and proposal == 8
+    assert "(the largest need of the last 300 s, 10.00, x fill 0.8; HPA alone: 4)" in forecast.explain()
+    # Within toleranceDown (30 %) of the current count: held, one write fewer.
+    proposal, _, forecast = propose(SPEC, history, [Need(4.0)], hpa_proposal=4, current=10, now=NOW)
+    assert proposal == 10
+    assert "(held: 8.00 is within -0.3/+0.1 of the current 10; HPA alone: 4)" in forecast.explain()
+
+
+def _timed(points: list[tuple[int, float]]) -> tuple[tuple[datetime, float], ...]:
+    """Needs at the given seconds before NOW."""
+    return tuple((NOW - timedelta(seconds=ago), need) for ago, need in points)
+
+
+QUIET = [(ago, 1.0) for ago in range(300, 0, -15)]  # one pod needed every 15 s for the last 5 minutes
+
+
+@pytest.mark.parametrize(
+    ("history", "proposal", "why"),
+    [
+        pytest.param(
+            _timed([(1200, 1.0), (1185, 1.0), (1170, 1.0), (1155, 6.0), (1140, 2.0), *QUIET]),
+            6,
+            "a burst x6.0 in 45 s within the last 1800 s: its window's largest need, 6.00, at the target",
+            id="a-burst-20-minutes-ago-is-covered",
+        ),
+        pytest.param(
+            _timed([(1200, 1.0), (1185, 2.0), (1170, 2.5), (1155, 2.9), (1140, 2.0), *QUIET]),
+            1,
+            "the forecast x fill 0.8",
+            id="a-slower-rise-is-no-burst",
+        ),
+        pytest.param(
+            _timed([(1900, 1.0), (1885, 1.0), (1870, 6.0), (1855, 2.0), *QUIET]),
+            1,
+            "the forecast x fill 0.8",
+            id="a-burst-older-than-the-hold-is-forgotten",
+        ),
+    ],
+)
+def test_a_burst_faster_than_a_start_up_is_held_at_the_target(
+    history: tuple[tuple[datetime, float], ...], proposal: int, why: str
+) -> None:
+    chosen, _, forecast = propose(SPEC, history, [Need(1.0)], hpa_proposal=1, current=3, now=NOW)
+    assert forecast.fallback == "" and chosen == proposal
+    assert f"({why}; HPA alone: 1)" in forecast.explain()
 
 
 def _run(scenario: Scenario, *, carry: object = None, observer: object = None) -> list[Decision]:
@@ -170,3 +210,15 @@ def test_predictive_decisions_replay_the_same_from_snapshots(scenario: Scenario)
 
     _run(scenario, observer=check)
     assert checked["n"] > 100
+
+
+def test_fill_noise_sizes_a_noisy_need_closer_to_the_target() -> None:
+    # Needs swinging 8 / 12 around 10: the largest of the window is 12; fill 0.8 alone sizes 9.6 -> 10 pods,
+    # fillNoise 0.5 adds half the trend's relative residual (0.2) to the fill: 12 x 0.9 = 10.8 -> 11 pods.
+    history = _history([8.0, 12.0] * 8)
+    plain, _, _ = propose(SPEC, history, [Need(8.0)], hpa_proposal=9, current=5, now=NOW)
+    noisy_spec = PredictiveSpec(fill_noise=0.5)
+    chosen, _, forecast = propose(noisy_spec, history, [Need(8.0)], hpa_proposal=9, current=5, now=NOW)
+    assert forecast.fallback == "" and forecast.noise == pytest.approx(0.2, abs=0.01)
+    assert (plain, chosen) == (10, 11)
+    assert "x fill 0.90 (0.8 + 0.5 x noise)" in forecast.explain()
