@@ -147,3 +147,22 @@ def test_a_probability_is_taken_over_http(server: EmulatedApiServer) -> None:
     request = urllib.request.Request(f"{server.url}/_emulator/faults", data=body, method="POST")
     urllib.request.urlopen(request, timeout=5).close()
     assert [f.probability for f in server.faults.active()] == [0.5]
+
+
+def test_a_client_gone_mid_answer_is_not_reported_as_a_server_error(server: EmulatedApiServer) -> None:
+    """A client that closed its connection before the answer (it gave up on a slow or faulty request) prints
+    nothing; any other failure of a request is still printed, as socketserver does."""
+    import contextlib
+    import io
+
+    httpd = server._httpd
+    assert httpd is not None
+    for error, printed in ((BrokenPipeError(32, "Broken pipe"), False), (ValueError("a bug"), True)):
+        stderr = io.StringIO()
+        with contextlib.redirect_stderr(stderr):
+            try:
+                raise error
+            except Exception:
+                httpd.handle_error(None, ("127.0.0.1", 1))
+        assert ("ValueError: a bug" in stderr.getvalue()) == printed, stderr.getvalue()
+        assert ("Broken pipe" in stderr.getvalue()) is False

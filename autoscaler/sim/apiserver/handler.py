@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sys
 import threading
 import traceback
 from dataclasses import dataclass, field
@@ -56,6 +57,13 @@ class HttpServer(ThreadingHTTPServer):
         self.app = app
         self.connections: set[Any] = set()
         self.connections_lock = threading.Lock()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that went away mid-answer (it gave up, timed out, or was stopped) is not an error of the
+        server's; anything else is printed as socketserver does."""
+        if isinstance(sys.exc_info()[1], ConnectionError):  # BrokenPipe, ConnectionReset, ConnectionAborted
+            return
+        super().handle_error(request, client_address)
 
 
 @dataclass(slots=True)
