@@ -175,10 +175,6 @@ class PodIndex:
             position = self._positions[key] = names.index(name) if name in names else -1
         return self.table.labels[row][position] if position >= 0 else None
 
-    def group(self, row: int) -> tuple[str, ...]:
-        """The values of the grouping labels of series `row` ("" for a missing one)."""
-        return tuple(self.label(row, name) or "" for name in self.grouping)
-
 
 def pod_index(answer: Answer, grouping: Sequence[str], pod_label: str) -> PodIndex:
     """The answer's value series indexed by the `pod_label` value, its markers by group, and each value
