@@ -45,7 +45,6 @@ from autoscaler.kube.scale import ScaleClient
 from autoscaler.kube.state import UnreadableState
 from autoscaler.kube.status import AutoscalerStatus, StatusWriter, status_to_json
 from autoscaler.metrics import MetricRequest, MetricsError, MetricsReader, ReadContext
-from autoscaler.spec.queue import input_bindings
 from autoscaler.spec.render import format_reference, format_targets, metric_status, shadow_status
 from autoscaler.spec.shadow import SHADOW, ShadowSpec
 from autoscaler.spec.snapshot_out import DecisionInputs
@@ -127,7 +126,7 @@ def snapshot_of(work: _Work, *, settings: Settings, now: datetime) -> DecisionIn
     return DecisionInputs(
         name=work.key.name,
         namespace=work.key.namespace,
-        spec_model=work.target.autoscaler.model,
+        spec_model=work.target.autoscaler.load_model,
         scale=work.scale,
         pods=work.pods,
         metrics=tuple(work.metrics),
@@ -383,23 +382,22 @@ class Reconciler:
             sync_period_seconds=work.target.sync_period_seconds,
             target=spec.scale_target_ref,
         )
-        models = work.target.autoscaler.model.metrics or []
+        autoscaler = work.target.autoscaler
+        models = autoscaler.metric_bindings
         mine = [
-            MetricRequest(metric, context, binding=models[i].prometheus if i < len(models) else None, key=(work.key, i))
+            MetricRequest(metric, context, binding=models[i] if i < len(models) else None, key=(work.key, i))
             for i, metric in enumerate(spec.metrics)
         ]
         # The drain time's and the formula's inputs, in the same pass (keyed after the metrics).
-        model = work.target.autoscaler.model
-        bindings = input_bindings(model.drain_time, model.formula)
+        bindings = autoscaler.input_bindings
         mine += [
             MetricRequest(item.metric, context, binding=bindings[j], key=(work.key, len(spec.metrics) + j))
             for j, item in enumerate(extra)
         ]
         into.extend(mine)
         cost = spec.pod_deletion_cost
-        scale_down = work.target.autoscaler.model.scale_down
-        if cost is not None and scale_down is not None and scale_down.pod_deletion_cost is not None:
-            binding = scale_down.pod_deletion_cost.prometheus
+        if cost is not None:
+            binding = autoscaler.cost_binding
             into.append(MetricRequest(cost.metric, context, binding=binding, key=(work.key, COST_METRIC)))
 
     def _read_metrics(self, works: Sequence[_Work], now: datetime) -> tuple[float, int]:
@@ -448,11 +446,11 @@ class Reconciler:
 
     def _read_shadow(self, work: _Work, now: datetime) -> None:
         """Shadow mode: what the autoscaler this spec would replace wants (by default the HPA named as the target)."""
-        model = work.target.autoscaler.model
-        if model.mode != SHADOW:
+        autoscaler = work.target.autoscaler
+        if autoscaler.mode != SHADOW:
             return
-        named = model.shadow or ShadowSpec()
-        hpa = named.horizontal_pod_autoscaler or model.scale_target_ref.name
+        named = autoscaler.shadow or ShadowSpec()
+        hpa = named.horizontal_pod_autoscaler or autoscaler.spec.scale_target_ref.name
         if self._shadows is None:
             work.shadow = ShadowReading(f"HorizontalPodAutoscaler {hpa}", now, error="this daemon reads no HPAs")
             return

@@ -21,6 +21,7 @@ from autoscaler.core.labels import Selector, parse_selector
 from autoscaler.core.pause import PAUSE_ANNOTATIONS
 from autoscaler.daemon.config import spec_paths
 from autoscaler.daemon.model import Origin, Target, TargetKey
+from autoscaler.kube.status import CachedObject
 from autoscaler.spec.errors import SpecError
 from autoscaler.spec.files import SpecFile, load_spec_text, read_text
 from autoscaler.spec.objects import Autoscaler, describe, load_autoscaler
@@ -91,15 +92,15 @@ def make_target(
     stored: Mapping[str, Any] | None = None,
 ) -> Target:
     """A Target for a validated spec, with its own sync period and dry-run or the daemon's (shadow mode is dry-run)."""
-    period = autoscaler.model.sync_period_seconds
-    spec_dry_run = autoscaler.model.dry_run
+    period = autoscaler.sync_period_seconds
+    spec_dry_run = autoscaler.dry_run
     return Target(
         key=TargetKey(autoscaler.namespace or DEFAULT_NAMESPACE, autoscaler.name),
         origin=origin,
         autoscaler=autoscaler,
         source=source,
         sync_period_seconds=float(period) if period is not None else defaults.sync_period_seconds,
-        dry_run=defaults.dry_run or spec_dry_run or autoscaler.model.mode == SHADOW,
+        dry_run=defaults.dry_run or spec_dry_run or autoscaler.mode == SHADOW,
         uid=uid,
         generation=generation,
         stored=stored,
@@ -184,7 +185,7 @@ class ResourceSource:
         if parsed is None or parsed.target is None or parsed.target.stored is None:
             return None
         old = parsed.target.stored
-        if any(obj.get(field) != old.get(field) for field in ("spec", "apiVersion", "kind")):
+        if not _same_spec(obj, old) or any(obj.get(f) != old.get(f) for f in ("apiVersion", "kind")):
             return None
         if _pause_annotations(obj) != _pause_annotations(old):  # the spec's own pause (core/pause.py) is read too
             return None
@@ -202,7 +203,12 @@ class ResourceSource:
         source = describe(obj) or "PrometheusAutoscaler"
         meta = obj.get("metadata") or {}
         try:
-            autoscaler = load_autoscaler(dict(obj), scale_to_zero=self._defaults.scale_to_zero, stored=True)
+            autoscaler = load_autoscaler(
+                {key: obj[key] for key in obj if key != "status"},  # the status is not read: not decoded
+                scale_to_zero=self._defaults.scale_to_zero,
+                stored=True,
+                document=obj.text("spec") if isinstance(obj, CachedObject) else None,
+            )
         except SpecError as err:
             key = TargetKey(str(meta.get("namespace") or DEFAULT_NAMESPACE), str(meta.get("name") or ""))
             problem = SpecProblem(Origin.RESOURCE, source, str(err), key=key, obj=obj)
@@ -218,6 +224,13 @@ class ResourceSource:
             stored=obj,
         )
         return _Parsed(version, target, None)
+
+
+def _same_spec(one: Mapping[str, Any], other: Mapping[str, Any]) -> bool:
+    """Whether two objects have the same spec: compared as the cache keeps it (text) without decoding it."""
+    if isinstance(one, CachedObject) and isinstance(other, CachedObject):
+        return one.text("spec") == other.text("spec")
+    return bool(one.get("spec") == other.get("spec"))
 
 
 def _pause_annotations(obj: Mapping[str, Any]) -> dict[str, Any]:

@@ -206,40 +206,60 @@ class StatusWriter:
 
 class CachedObject(Mapping[str, Any]):
     """What AutoscalerCache keeps of an object: all of it but `metadata.managedFields` (the API server's field
-    ownership records, often larger than the spec, that no reader of the cache needs), with the `status` kept
-    as compact JSON text and decoded at each read of it (a fresh dict each time).
+    ownership records, often larger than the spec, that no reader of the cache needs), with the `spec` and the
+    `status` kept as compact JSON text and decoded at each read of them (a fresh dict each time).
 
     The status (conditions, current metrics, the behaviour state) is the largest part of the object and is
     read only when a target is first seen and when its status is written; as decoded JSON it cost ~18 KiB per
-    object, ~180 MiB at 10,000 objects (docs/performance.md).
+    object, ~180 MiB at 10,000 objects (docs/performance.md). The spec is read when its resourceVersion
+    changes; `text` gives either as stored, to compare or keep without decoding it.
     """
 
-    __slots__ = ("_fields", "_status")
+    __slots__ = ("_fields", "_spec", "_status")
 
     def __init__(self, obj: Mapping[str, Any]) -> None:
-        fields = {key: value for key, value in obj.items() if key != "status"}
+        fields = {key: value for key, value in obj.items() if key not in _AS_TEXT}
         meta = fields.get("metadata")
         if isinstance(meta, Mapping) and "managedFields" in meta:
             fields["metadata"] = {k: v for k, v in meta.items() if k != "managedFields"}
         self._fields = fields
-        status = obj.get("status", _ABSENT)
-        self._status = None if status is _ABSENT else json.dumps(status, separators=(",", ":"))
+        self._spec = _text(obj, "spec")
+        self._status = _text(obj, "status")
+
+    def text(self, key: str) -> str | None:
+        """The `spec` or `status` as compact JSON text, None when the object has none."""
+        if key not in _AS_TEXT:
+            raise KeyError(f"{key}: only {', '.join(_AS_TEXT)} are kept as text")
+        return self._spec if key == "spec" else self._status
 
     def __getitem__(self, key: str) -> Any:
-        if key == "status" and self._status is not None:
-            return json.loads(self._status)
+        if key in _AS_TEXT:
+            text = self.text(key)
+            if text is None:
+                raise KeyError(key)
+            return json.loads(text)
         return self._fields[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._fields or (key in _AS_TEXT and self.text(str(key)) is not None)
 
     def __iter__(self) -> Iterator[str]:
         yield from self._fields
-        if self._status is not None:
-            yield "status"
+        yield from (key for key in _AS_TEXT if self.text(key) is not None)
 
     def __len__(self) -> int:
-        return len(self._fields) + (self._status is not None)
+        return len(self._fields) + (self._spec is not None) + (self._status is not None)
 
     def __repr__(self) -> str:
         return f"CachedObject({dict(self)!r})"
+
+
+_AS_TEXT = ("spec", "status")
+
+
+def _text(obj: Mapping[str, Any], key: str) -> str | None:
+    value = obj.get(key, _ABSENT)
+    return None if value is _ABSENT else json.dumps(value, separators=(",", ":"))
 
 
 _ABSENT = object()

@@ -16,7 +16,7 @@ the pod is being deleted). Pure: no clock, no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -111,7 +111,8 @@ class DecisionInputs:
 
     name: str
     namespace: str
-    spec_model: AutoscalerSpec
+    # The spec's model, or what makes it when the snapshot is rendered (the daemon keeps no model per target).
+    spec_model: AutoscalerSpec | Callable[[], AutoscalerSpec]
     scale: core.Scale | core.ScaleFailure
     pods: tuple[core.Pod, ...]
     metrics: tuple[core.MetricInput, ...]
@@ -133,7 +134,7 @@ class DecisionInputs:
         return snapshot_json(
             name=self.name,
             namespace=self.namespace,
-            spec_model=self.spec_model,
+            spec_model=self.spec_model if isinstance(self.spec_model, AutoscalerSpec) else self.spec_model(),
             scale=self.scale,
             pods=self.pods,
             metrics=self.metrics,

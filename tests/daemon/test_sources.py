@@ -12,7 +12,7 @@ import yaml
 from autoscaler.daemon.model import Origin, TargetKey
 from autoscaler.daemon.sources import FileSource, ResourceSource, SpecProblem, TargetDefaults, merge
 from autoscaler.kube.client import KubeClient
-from autoscaler.kube.status import AutoscalerCache
+from autoscaler.kube.status import AutoscalerCache, CachedObject
 from tests.daemon.fakes import spec_object, target
 from tests.kube.conftest import NS, Setup
 from tests.kube.test_cache import eventually
@@ -181,6 +181,10 @@ def test_a_status_write_keeps_the_parsed_spec_and_stores_the_new_object(kube: Ku
         source = ResourceSource(cache, defaults=DEFAULTS)
         (first,) = source.refresh()
         assert first.stored is not None and "status" not in first.stored
+        # the spec's document is the cache's own text of it, not a copy; the model is made from it on demand
+        assert isinstance(first.stored, CachedObject)
+        assert first.autoscaler.document is first.stored.text("spec") and first.autoscaler.kept_model is None
+        assert first.autoscaler.model.max_replicas == first.stored["spec"]["maxReplicas"]
         version = first.stored["metadata"]["resourceVersion"]
         assert StatusWriter(kube).write_status(NS, "web", AutoscalerStatus(current_replicas=2, desired_replicas=3))
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
+
 from autoscaler.core.state import behavior_state_from_json
 from autoscaler.core.types import BehaviorState, Condition, Recommendation
 from autoscaler.kube.client import KubeClient
@@ -122,4 +124,20 @@ def test_the_cache_keeps_the_status_as_text_and_gives_a_fresh_copy_at_each_read(
     assert cached.get("status") == status and sorted(cached) == ["metadata", "status"] and len(cached) == 2
     bare = cached_object({"metadata": {"name": "web"}})
     assert "status" not in bare and bare.get("status") is None and len(bare) == 1
+    assert bare.text("status") is None and bare.text("spec") is None
+
+
+def test_the_cache_keeps_the_spec_as_text_too() -> None:
+    """The spec is kept as compact JSON as well: read fresh at each access, compared and kept as text."""
+    from autoscaler.kube.status import cached_object
+
+    spec = {"maxReplicas": 3, "metrics": [{"type": "Resource"}]}
+    cached = cached_object({"metadata": {"name": "web"}, "spec": spec, "status": {"desiredReplicas": 1}})
+    assert cached.text("spec") == '{"maxReplicas":3,"metrics":[{"type":"Resource"}]}'
+    first = cached["spec"]
+    assert first == spec and first is not spec and first is not cached["spec"]
+    assert "spec" in cached and "status" in cached and "kind" not in cached
+    assert sorted(cached) == ["metadata", "spec", "status"] and len(cached) == 3
+    with pytest.raises(KeyError, match="metadata: only spec, status are kept as text"):
+        cached.text("metadata")
     assert cached_object({"metadata": {}, "status": None})["status"] is None
