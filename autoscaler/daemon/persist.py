@@ -9,6 +9,7 @@ behaviour state, so a new leader continues the stabilization windows where the o
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -41,7 +42,8 @@ class StateStore(Protocol):
 class Memory:
     """One target's memory between ticks: the inputs of its next decision that the last one produced.
 
-    `document` is the status document as last stored (None: never stored), to write only what changed, and
+    `stored` is the status document as last stored, as compact JSON text (None: never stored), to write only
+    what changed (`document` decodes it: ~1 KiB of text per target instead of ~3.5 KiB of dicts), and
     `saved_at` the newest recommendation time in it (the decision it was saved from; None: no recommendation).
     """
 
@@ -50,8 +52,18 @@ class Memory:
     last_scale_time: datetime | None = None
     desired_replicas: int | None = None
     current_replicas: int | None = None
-    document: Mapping[str, Any] | None = None
+    stored: str | None = None
     saved_at: datetime | None = None
+
+    @property
+    def document(self) -> dict[str, Any] | None:
+        """The status document as last stored, decoded anew (None: never stored)."""
+        return json.loads(self.stored) if self.stored is not None else None
+
+
+def stored_text(document: Mapping[str, Any]) -> str:
+    """A status document as `Memory.stored` keeps it."""
+    return json.dumps(document, separators=(",", ":"))
 
 
 def _conditions(items: Any) -> tuple[Condition, ...]:
@@ -81,6 +93,7 @@ def memory_from_status(
     now: datetime | None = None,
     refresh_seconds: float = 0.0,
     offset: timedelta = timedelta(0),
+    text: str | None = None,
 ) -> Memory:
     """The memory a stored status document gives back at `now`; an unreadable one is logged and starts afresh.
 
@@ -88,7 +101,7 @@ def memory_from_status(
     a lost process did not store (those before the target's next refresh, `write_reason`, at most
     `refresh_seconds` of them) are assumed to have been any of the stored values. Starting afresh is what the
     HPA does after every restart: the target's current size is its first recommendation, so nothing scales on
-    a missing history; only the windows restart.
+    a missing history; only the windows restart. `text` is the document as compact JSON when the caller has it.
     """
     if not document:
         return Memory()
@@ -106,12 +119,12 @@ def memory_from_status(
             last_scale_time=parse_time(document["lastScaleTime"]) if document.get("lastScaleTime") else None,
             desired_replicas=_count(document.get("desiredReplicas")),
             current_replicas=_count(document.get("currentReplicas")),
-            document=document,
+            stored=text if text is not None else stored_text(document),
             saved_at=newest_recommendation_time(stored),
         )
     except (KeyError, TypeError, ValueError, AttributeError) as err:
         log.warning("stored_status_unreadable", where=where, error=f"{type(err).__name__}: {err}")
-        return Memory(document=document)
+        return Memory(stored=text if text is not None else stored_text(document))
 
 
 # Status fields whose change is written at once; the others (metric values, the TARGETS text, recommendation

@@ -36,14 +36,14 @@ from autoscaler.core.shadow import ShadowReading
 from autoscaler.core.state import compact_recommendations, newest_recommendation_time, refresh_offset
 from autoscaler.core.types import MetricFailure, MetricInput, Pod, Scale, ScaleFailure, Settings
 from autoscaler.daemon.model import Origin, Target, TargetKey, TargetOutcome, TickReport
-from autoscaler.daemon.persist import Memory, StateStore, memory_from_status, write_reason
+from autoscaler.daemon.persist import Memory, StateStore, memory_from_status, stored_text, write_reason
 from autoscaler.kube.cache import APPS_KINDS, PodCache, WorkloadCache
 from autoscaler.kube.errors import KubeError
 from autoscaler.kube.events import EventRecorder, InvolvedObject
 from autoscaler.kube.pods import PodAnnotator
 from autoscaler.kube.scale import ScaleClient
 from autoscaler.kube.state import UnreadableState
-from autoscaler.kube.status import AutoscalerStatus, StatusWriter, status_to_json
+from autoscaler.kube.status import AutoscalerStatus, CachedObject, StatusWriter, status_to_json
 from autoscaler.metrics import MetricRequest, MetricsError, MetricsReader, ReadContext
 from autoscaler.spec.render import format_reference, format_targets, metric_status, shadow_status
 from autoscaler.spec.shadow import SHADOW, ShadowSpec
@@ -270,9 +270,12 @@ class Reconciler:
 
     def _load(self, target: Target, now: datetime) -> Memory:
         where = target.source or str(target.key)
+        text = None
         if target.origin == Origin.RESOURCE:
             stored = (target.stored or {}).get("status")
             document = stored if isinstance(stored, Mapping) else None
+            if document is not None and isinstance(target.stored, CachedObject):
+                text = target.stored.text("status")  # the cache's text of it, kept as is
         elif self._states is None:
             return Memory()
         else:
@@ -282,7 +285,7 @@ class Reconciler:
                 log.warning("stored_status_unreadable", where=where, error=str(err))
                 return Memory()
         return memory_from_status(
-            document, where=where, now=now, refresh_seconds=self._refresh, offset=self._offset(target.key)
+            document, where=where, now=now, refresh_seconds=self._refresh, offset=self._offset(target.key), text=text
         )
 
     # --- 2. scales, pods, the selector index ---------------------------------------------------------------
@@ -629,9 +632,10 @@ class Reconciler:
         if work.status_plan is not None and work.status_plan[0] is decision:
             return work.status_plan
         status = self._status_of(work)
-        document = status_to_json(status, previous=work.memory.document, now=now)
+        saved = work.memory.document
+        document = status_to_json(status, previous=saved, now=now)
         reason = write_reason(
-            work.memory.document,
+            saved,
             document,
             saved_at=work.memory.saved_at,
             now=now,
@@ -665,7 +669,7 @@ class Reconciler:
                 self._states.save(target.key.namespace, target.key.name, document)
                 work.wrote_status = True
             work.memory = replace(
-                work.memory, document=document, saved_at=newest_recommendation_time(work.decision.state)
+                work.memory, stored=stored_text(document), saved_at=newest_recommendation_time(work.decision.state)
             )
         except KubeError as err:
             log.warning("status_write_failed", target=str(work.key), error=str(err))
@@ -690,7 +694,7 @@ class Reconciler:
                 if decision.status.current_replicas is not None
                 else work.memory.current_replicas
             ),
-            document=work.memory.document,
+            stored=work.memory.stored,
             saved_at=work.memory.saved_at,
         )
 

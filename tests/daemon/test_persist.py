@@ -135,6 +135,8 @@ def test_a_stored_status_is_restored_conservatively() -> None:
         Recommendation(5, T0 + timedelta(seconds=50)),
         Recommendation(4, T0 + timedelta(seconds=50)),
     )
+    assert memory.document == doc() and memory.document is not memory.document  # kept as text, decoded anew
+    assert memory_from_status(doc(), where="test", text='{"a":1}').stored == '{"a":1}'  # the caller's text, kept
     as_stored = memory_from_status(doc(), where="test")
     assert as_stored.state.recommendations == (
         Recommendation(5, T0 - timedelta(seconds=15)),

@@ -44,6 +44,9 @@ def test_a_steady_target_writes_its_status_once_then_every_refresh(kube: Any, se
         assert stored == [{"replicas": 4, "timestamp": "2026-03-01T12:02:30Z"}]
         (remembered,) = d.reconciler._memory.values()
         assert remembered.state.recommendations is not None and len(remembered.state.recommendations) == 1
+        # what it remembers having stored is compact JSON text, decoded to what the API server holds
+        assert isinstance(remembered.stored, str) and ": " not in remembered.stored
+        assert remembered.document == setup.get(f"{PAS}/web")["status"]
 
         prom.values[query_for("web")] = 800  # anything that matters is written at once
         (outcome,) = d.reconciler.reconcile([resource_target(setup, "web")], now=at(165)).outcomes
