@@ -103,7 +103,7 @@ class _Work:
     unwritten: bool = False  # the decision asked for a scale write that did not happen (fenced, or not needed)
     wrote_status: bool = False
     # The status to store for `decision` (computed once): (decision, status, document, write_reason).
-    status_plan: tuple[Decision, AutoscalerStatus, dict[str, Any], str] | None = None
+    status_plan: tuple[Decision, AutoscalerStatus | None, dict[str, Any] | None, str] | None = None
     error: str = ""
     error_type: str = ""
     done: bool = False  # an exception ended this target's tick
@@ -622,7 +622,9 @@ class Reconciler:
             shadow=shadow_status(decision.shadow) if decision.shadow is not None else None,
         )
 
-    def _plan_status(self, work: _Work, now: datetime) -> tuple[Decision, AutoscalerStatus, dict[str, Any], str] | None:
+    def _plan_status(
+        self, work: _Work, now: datetime
+    ) -> tuple[Decision, AutoscalerStatus | None, dict[str, Any] | None, str] | None:
         """The status document for the target's current decision and why it must be stored ("": it may wait);
         None when the target has no store. Computed once per decision (a failed scale write makes a new one)."""
         if (self._status if work.target.origin == Origin.RESOURCE else self._states) is None:
@@ -642,7 +644,8 @@ class Reconciler:
             refresh_seconds=self._refresh,
             offset=self._offset(work.key),
         )
-        work.status_plan = (decision, status, document, reason)
+        # A status that need not be stored is not kept to the tick's end (~4 KiB per target).
+        work.status_plan = (decision, status, document, reason) if reason else (decision, None, None, reason)
         return work.status_plan
 
     def _write_status(self, work: _Work, now: datetime) -> None:
@@ -656,7 +659,7 @@ class Reconciler:
         if plan is None or not plan[3]:
             return
         _, status, document, _ = plan
-        assert work.decision is not None
+        assert work.decision is not None and status is not None and document is not None
         try:
             if target.origin == Origin.RESOURCE:
                 assert self._status is not None

@@ -96,7 +96,6 @@ class Informer(Generic[T]):
         # With `labels_of`, an index (namespace -> (label, value) -> names) answers selectors without a scan.
         self._labels_of = labels_of
         self._index: dict[str, dict[tuple[str, str], set[str]]] = {}
-        self._indexed: dict[tuple[str, str], Mapping[str, str]] = {}
         self._lw = list_watch
         self._transform = transform
         self.name = name or list_watch.context.resource_path
@@ -154,24 +153,32 @@ class Informer(Generic[T]):
 
     def _put(self, namespace: str, name: str, item: T) -> None:
         """Store one object and index its labels; the caller holds the lock."""
-        self._store.setdefault(namespace, {})[name] = item
-        if self._labels_of is not None:
-            self._unindex(namespace, name)
-            labels = self._labels_of(item)  # kept as is: pods of one workload share one mapping (kube/pods.py)
-            index = self._index.setdefault(namespace, {})
-            for pair in labels.items():
-                index.setdefault(pair, set()).add(name)
-            self._indexed[(namespace, name)] = labels
+        objs = self._store.setdefault(namespace, {})
+        old = objs.get(name)
+        objs[name] = item
+        labels_of = self._labels_of
+        if labels_of is None:
+            return
+        labels = labels_of(item)  # kept as is: pods of one workload share one mapping (kube/pods.py)
+        if old is not None:
+            before = labels_of(old)
+            if before is labels or before == labels:
+                return
+            self._unindex(namespace, name, before)
+        index = self._index.setdefault(namespace, {})
+        for pair in labels.items():
+            index.setdefault(pair, set()).add(name)
 
     def _remove(self, namespace: str, name: str) -> None:
         """Forget one object; the caller holds the lock."""
-        self._store.get(namespace, {}).pop(name, None)
-        self._unindex(namespace, name)
+        old = self._store.get(namespace, {}).pop(name, None)
+        if old is not None and self._labels_of is not None:
+            self._unindex(namespace, name, self._labels_of(old))
 
-    def _unindex(self, namespace: str, name: str) -> None:
+    def _unindex(self, namespace: str, name: str, labels: Mapping[str, str]) -> None:
+        """Take `name` out of the index entries of `labels` (the stored object's: no copy of them is kept)."""
         index = self._index.get(namespace, {})
-        labels = self._indexed.pop((namespace, name), None)
-        for pair in labels.items() if labels is not None else ():
+        for pair in labels.items():
             names = index.get(pair)
             if names is not None:
                 names.discard(name)
@@ -256,7 +263,7 @@ class Informer(Generic[T]):
             if not token:
                 break
         with self._lock:
-            self._store, self._index, self._indexed = {}, {}, {}
+            self._store, self._index = {}, {}
             for namespace, name, obj in items:
                 self._put(namespace, name, obj)
         # Every page of one list carries the snapshot's resourceVersion; an expired continue token is a 410,

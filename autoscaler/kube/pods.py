@@ -28,15 +28,17 @@ from autoscaler.kube.client import KubeClient
 from autoscaler.kube.errors import KubeError, RequestContext
 from autoscaler.kube.retry import RetryBudget, call_with_retries
 
-# Pods of one workload share their labels and their containers' names and requests: each distinct set is kept
-# once (the core never changes a Pod's mappings), so 100,000 cached pods hold a few thousand label dicts, not
-# 100,000. The tables are cleared when they reach `_SHARED_LIMIT` entries (pods with unique labels: a
-# StatefulSet's, a Job's), so they hold at most ~15 MB of labels of pods that are gone.
+# Pods of one workload share their labels, their containers' names and requests, and (to the second) their
+# start and readiness times: each distinct value is kept once (the core never changes a Pod's mappings), so
+# 100,000 cached pods hold a few thousand label dicts, not 100,000. The tables are cleared when they reach
+# `_SHARED_LIMIT` entries (pods with unique labels: a StatefulSet's, a Job's; pods started over hours), so they
+# hold at most ~15 MB of labels of pods that are gone.
 _SHARED_LIMIT = 20_000
 K = TypeVar("K")
 V = TypeVar("V")
 _shared_labels: dict[str, Mapping[str, str]] = {}
 _shared_containers: dict[tuple[object, ...], tuple[Container, ...]] = {}
+_shared_times: dict[str, datetime] = {}
 _NO_REQUESTS: Mapping[str, int] = MappingProxyType({})
 _NO_LABELS: Mapping[str, str] = MappingProxyType({})
 
@@ -69,7 +71,11 @@ def _containers(items: Any, *, init: bool) -> tuple[Container, ...]:
 
 
 def _time(value: Any) -> datetime | None:
-    return parse_time(value) if value else None
+    # Pods started together (a rollout, a scale-up) share their times to the second: each distinct one once.
+    if not value:
+        return None
+    held = _shared_times.get(value)
+    return held if held is not None else _shared(_shared_times, value, parse_time(value))
 
 
 def _requests(resources: Mapping[str, Any] | None) -> Mapping[str, int]:

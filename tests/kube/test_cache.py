@@ -192,3 +192,35 @@ def test_the_pods_of_a_scaled_deployment_follow_its_scale(kube: KubeClient, setu
         assert all(p.labels["app"] == "web" for p in cache.pods(NS, selector))
     finally:
         cache.stop()
+
+
+def test_the_label_index_follows_a_pod_relabelled_and_deleted() -> None:
+    """The index keeps no copy of each object's labels: a relabelled pod leaves its old entries (found from the
+    stored object), and a deleted one leaves none behind."""
+    from autoscaler.core.labels import parse_selector
+    from autoscaler.kube.informer import Informer, ListWatch
+    from autoscaler.kube.pods import pod_from_json
+
+    informer = Informer(
+        None,  # type: ignore[arg-type]  # never started: events are applied by hand
+        ListWatch(lambda: None, (), RequestContext(verb="list", resource="pods")),
+        transform=pod_from_json,
+        labels_of=lambda pod: pod.labels,
+    )
+    context = RequestContext(verb="watch", resource="pods")
+
+    def event(kind: str, labels: dict[str, str], version: str) -> dict[str, Any]:
+        meta = {"name": "p", "namespace": NS, "labels": labels, "resourceVersion": version}
+        return {"type": kind, "object": {"metadata": meta, "status": {"phase": "Running"}}}
+
+    def names(selector: str) -> list[str]:
+        return [pod.name for pod in informer.select(NS, parse_selector(selector))]
+
+    informer._apply(event("ADDED", {"app": "a", "tier": "web"}, "1"), context)
+    assert names("app=a") == ["p"] and names("app=b") == []
+    informer._apply(event("MODIFIED", {"app": "a", "tier": "web"}, "2"), context)  # same labels
+    assert names("app=a,tier=web") == ["p"]
+    informer._apply(event("MODIFIED", {"app": "b"}, "3"), context)
+    assert names("app=a") == [] and names("tier=web") == [] and names("app=b") == ["p"]
+    informer._apply(event("DELETED", {"app": "b"}, "4"), context)
+    assert names("app=b") == [] and informer._index == {NS: {}}

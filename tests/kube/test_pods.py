@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
-from autoscaler.core.types import PodPhase
+from autoscaler.core.types import Pod, PodPhase
 from autoscaler.kube.client import KubeClient
 from autoscaler.kube.pods import PodLister, pod_from_json
 from tests.kube.conftest import NS, Setup
@@ -121,3 +121,15 @@ def test_pods_of_one_workload_share_their_labels_and_containers() -> None:
     assert a.labels["app"] == "web"
     bare = pod_from_json({"metadata": {"name": "x"}})
     assert dict(bare.labels) == {} and bare.containers == () and dict(bare.pod_requests) == {}
+
+
+def test_pods_started_in_the_same_second_share_their_times() -> None:
+    def timed(name: str, start: str) -> Pod:
+        raw = _pod_json(name, {"app": "web"})
+        raw["status"] = {"phase": "Running", "startTime": start}
+        return pod_from_json(raw)
+
+    one, two = timed("web-1", "2026-03-01T12:00:00Z"), timed("web-2", "2026-03-01T12:00:00Z")
+    later = timed("web-3", "2026-03-01T12:00:01Z")
+    assert one.start_time is two.start_time and one.start_time == datetime(2026, 3, 1, 12, tzinfo=UTC)
+    assert later.start_time is not one.start_time and later.start_time == datetime(2026, 3, 1, 12, 0, 1, tzinfo=UTC)
