@@ -266,6 +266,13 @@ class Reconciler:
                 return
             if write:
                 self._memory[work.key] = memory
+        elif memory.stored is not None and isinstance(work.target.stored, CachedObject):
+            # The status this daemon stored, as the cache got it back: one copy of the text, the cache's.
+            text = work.target.stored.text("status")
+            if text is not None and text is not memory.stored and text == memory.stored:
+                memory = replace(memory, stored=text)
+                if write:
+                    self._memory[work.key] = memory
         work.memory = memory
 
     def _load(self, target: Target, now: datetime) -> Memory:

@@ -22,7 +22,6 @@ import os
 import tempfile
 import threading
 import traceback
-from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -55,7 +54,7 @@ class _Entry:
     error: str
     snapshot: Snapshot
     decision: Decision | None
-    outcome: tuple[object, ...]
+    error_type: str
     repeated: int = 1
     first: datetime | None = None  # the first decision this entry stands for, when it stands for several
     file: str = ""  # its file in the directory ("" when none was written)
@@ -86,10 +85,11 @@ def _iso(when: datetime) -> str:
     return when.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
-def _outcome_of(outcome: TargetOutcome) -> tuple[object, ...]:
+def _run_key(entry: _Entry) -> tuple[object, ...]:
     """What two decisions must share to be one run: write, error and the decision's result, conditions (type,
-    status, reason) and per-metric proposals and errors; not the readings, messages or times."""
-    decision = outcome.decision
+    status, reason) and per-metric proposals and errors; not the readings, messages or times. Made when
+    compared, not kept (a tuple of tuples per target: ~1 KiB at 1,000s of targets)."""
+    decision = entry.decision
     decided: tuple[object, ...] = ()
     if decision is not None:
         decided = (
@@ -104,9 +104,8 @@ def _outcome_of(outcome: TargetOutcome) -> tuple[object, ...]:
             tuple((m.name, m.proposed_replicas, m.error) for m in decision.extra_metrics),
             decision.shadow.theirs if decision.shadow is not None else None,
         )
-    target = outcome.target
-    return (target.source, str(target.origin), outcome.dry_run, outcome.wrote_scale, outcome.error,
-            outcome.error_type, decision is None, decided)  # fmt: skip
+    return (entry.source, entry.origin, entry.dry_run, entry.wrote_scale, entry.error, entry.error_type,
+            decision is None, decided)  # fmt: skip
 
 
 class FlightRecorder:
@@ -118,7 +117,8 @@ class FlightRecorder:
         self.size = size
         self.directory = directory
         self._lock = threading.Lock()
-        self._entries: dict[TargetKey, deque[_Entry]] = {}
+        # A list each (a deque costs ~600 bytes even for the one entry of a steady target), at most `size` long.
+        self._entries: dict[TargetKey, list[_Entry]] = {}
         if directory and size:
             # OSError when the directory cannot be made or written: found at start, not at the first decision.
             os.makedirs(directory, exist_ok=True)
@@ -141,13 +141,13 @@ class FlightRecorder:
             error=outcome.error,
             snapshot=outcome.snapshot,
             decision=outcome.decision,
-            outcome=_outcome_of(outcome),
+            error_type=outcome.error_type,
         )
         with self._lock:
             entries = self._entries.get(key)
             if entries is None:
-                entries = self._entries[key] = deque(maxlen=self.size)
-            replaced = _fold(entries, entry)
+                entries = self._entries[key] = []
+            replaced = _fold(entries, entry, size=self.size)
             entry = entries[-1]
         if self.directory:
             rendered = _render_snapshot(entry)
@@ -214,14 +214,16 @@ class FlightRecorder:
         return out
 
 
-def _fold(entries: deque[_Entry], entry: _Entry) -> _Entry | None:
-    """Append `entry`, or, when it continues the run of the newest entry, let it replace that one (which is
-    returned): a run keeps its newest decision."""
-    if entries and entries[-1].outcome == entry.outcome:
+def _fold(entries: list[_Entry], entry: _Entry, *, size: int) -> _Entry | None:
+    """Append `entry` (dropping the oldest past `size`), or, when it continues the run of the newest entry, let
+    it replace that one (which is returned): a run keeps its newest decision."""
+    if entries and _run_key(entries[-1]) == _run_key(entry):
         newest = entries[-1]
         entries[-1] = replace(entry, repeated=newest.repeated + 1, first=newest.first or newest.now)
         return newest
     entries.append(entry)
+    if len(entries) > size:
+        del entries[0]
     return None
 
 

@@ -187,6 +187,8 @@ class ResourceSource:
         old = parsed.target.stored
         if not _same_spec(obj, old) or any(obj.get(f) != old.get(f) for f in ("apiVersion", "kind")):
             return None
+        if isinstance(obj, CachedObject) and isinstance(old, CachedObject):
+            obj.share_texts(old)  # the parsed spec keeps the older object's text of the same spec
         if _pause_annotations(obj) != _pause_annotations(old):  # the spec's own pause (core/pause.py) is read too
             return None
         meta = obj.get("metadata") or {}

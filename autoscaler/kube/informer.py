@@ -95,7 +95,8 @@ class Informer(Generic[T]):
         self._page_size = page_size
         # With `labels_of`, an index (namespace -> (label, value) -> names) answers selectors without a scan.
         self._labels_of = labels_of
-        self._index: dict[str, dict[tuple[str, str], set[str]]] = {}
+        # The names of each label pair are a dict's keys: ~half a set's memory for the few names of a workload.
+        self._index: dict[str, dict[tuple[str, str], dict[str, None]]] = {}
         self._lw = list_watch
         self._transform = transform
         self.name = name or list_watch.context.resource_path
@@ -142,12 +143,12 @@ class Informer(Generic[T]):
             candidates: set[str] | None = None
             for req in selector.requirements:
                 if req.operator == "=":
-                    names = index.get((req.key, req.values[0]), set())
+                    names = set(index.get((req.key, req.values[0]), ()))
                 elif req.operator == "in":
-                    names = set().union(*(index.get((req.key, v), set()) for v in req.values))
+                    names = set().union(*(index.get((req.key, v), ()) for v in req.values))
                 else:
                     continue
-                candidates = set(names) if candidates is None else candidates & names
+                candidates = names if candidates is None else candidates & names
             pool = list(objs.values()) if candidates is None else [objs[n] for n in candidates if n in objs]
         return [obj for obj in pool if selector.matches(labels_of(obj))]
 
@@ -167,7 +168,7 @@ class Informer(Generic[T]):
             self._unindex(namespace, name, before)
         index = self._index.setdefault(namespace, {})
         for pair in labels.items():
-            index.setdefault(pair, set()).add(name)
+            index.setdefault(pair, {})[name] = None
 
     def _remove(self, namespace: str, name: str) -> None:
         """Forget one object; the caller holds the lock."""
@@ -181,7 +182,7 @@ class Informer(Generic[T]):
         for pair in labels.items():
             names = index.get(pair)
             if names is not None:
-                names.discard(name)
+                names.pop(name, None)
                 if not names:
                     del index[pair]
 

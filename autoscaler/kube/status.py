@@ -232,6 +232,14 @@ class CachedObject(Mapping[str, Any]):
             raise KeyError(f"{key}: only {', '.join(_AS_TEXT)} are kept as text")
         return self._spec if key == "spec" else self._status
 
+    def share_texts(self, older: CachedObject) -> None:
+        """Take an older version's `spec` and `status` text objects where they are equal to this one's, so that
+        what still holds the older ones (a parsed spec, a target's memory) holds no second copy."""
+        if self._spec is not older._spec and self._spec == older._spec:
+            self._spec = older._spec
+        if self._status is not older._status and self._status == older._status:
+            self._status = older._status
+
     def __getitem__(self, key: str) -> Any:
         if key in _AS_TEXT:
             text = self.text(key)

@@ -3,11 +3,13 @@ production durations (15 s ticks, the 300 s downscale window, `state_refresh_sec
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from autoscaler.core.state import refresh_offset
 from autoscaler.daemon.model import TargetOutcome
+from autoscaler.kube.status import cached_object
 from tests.daemon.helpers import PAS, FakePrometheus, daemon, query_for, reader_for, resource_target, spec_doc
 from tests.kube.conftest import NS, Setup
 
@@ -47,6 +49,11 @@ def test_a_steady_target_writes_its_status_once_then_every_refresh(kube: Any, se
         # what it remembers having stored is compact JSON text, decoded to what the API server holds
         assert isinstance(remembered.stored, str) and ": " not in remembered.stored
         assert remembered.document == setup.get(f"{PAS}/web")["status"]
+        # once the cache holds what was stored, the memory keeps the cache's text of it, not a second copy
+        cached = replace(resource_target(setup, "web"), stored=cached_object(setup.get(f"{PAS}/web")))
+        (outcome,) = d.reconciler.reconcile([cached], now=at(155)).outcomes
+        assert not outcome.wrote_status
+        assert cached.stored is not None and d.reconciler._memory[cached.key].stored is cached.stored.text("status")
 
         prom.values[query_for("web")] = 800  # anything that matters is written at once
         (outcome,) = d.reconciler.reconcile([resource_target(setup, "web")], now=at(165)).outcomes

@@ -141,3 +141,14 @@ def test_the_cache_keeps_the_spec_as_text_too() -> None:
     with pytest.raises(KeyError, match="metadata: only spec, status are kept as text"):
         cached.text("metadata")
     assert cached_object({"metadata": {}, "status": None})["status"] is None
+
+
+def test_a_newer_version_takes_the_older_ones_equal_texts() -> None:
+    from autoscaler.kube.status import cached_object
+
+    old = cached_object({"metadata": {"name": "web"}, "spec": {"maxReplicas": 3}, "status": {"desiredReplicas": 1}})
+    new = cached_object({"metadata": {"name": "web"}, "spec": {"maxReplicas": 3}, "status": {"desiredReplicas": 2}})
+    assert new.text("spec") is not old.text("spec")
+    new.share_texts(old)
+    assert new.text("spec") is old.text("spec")  # equal: one copy
+    assert new.text("status") == '{"desiredReplicas":2}' and new["status"] == {"desiredReplicas": 2}  # not equal
