@@ -22,6 +22,9 @@ The forecast, each sync period:
   `scale_down_window_seconds` (a scale-down stabilization of needs, not of forecasts), sized at `fill` of it: a
   forecast that does not lag can run pods closer to their capacity than the target (0.8: a 70 % target runs
   at up to 87.5 %), plus `fill_noise` x the trend's relative RMS residual (a noisier need, less filled);
+- rises: a rise as fast as the fastest of the scale-down window (the largest rise of the unboosted need within
+  `horizon_seconds`) may come again before a new pod is ready, so the count also covers the need now plus
+  `rise_margin` of that rise, at the same fill;
 - bursts: an unboosted need at least `burst_ratio` times the lowest of the `burst_rise_seconds` before it (at
   least one pod) rose faster than a new pod can start (a saturation onset alone is not one); such bursts come
   back, so while one is in the last `burst_hold_seconds` the count covers the largest need (saturation factor
@@ -72,6 +75,7 @@ class PredictiveSpec:
     burst_rise_seconds: int = 45
     burst_hold_seconds: int = 1800
     fill_noise: float = 0.0
+    rise_margin: float = 0.3
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,10 +199,20 @@ def propose(
         else f"fill {fill:.2f} ({spec.fill:g} + {spec.fill_noise:g} x noise)"
     )
     cover = max(forecast, held) * fill
+    # A rise as fast as the fastest of the scale-down window may come again before a new pod is ready: the need
+    # now plus `rise_margin` of that rise, at the same fill.
+    rise = _fastest_rise(spec, kept, now)
+    margin = (required + spec.rise_margin * rise) * fill
     if forecast >= held:
         why = f"the forecast x {sized}"
     else:
         why = f"the largest need of the last {spec.scale_down_window_seconds} s, {held:.2f}, x {sized}"
+    if margin > cover:
+        cover = margin
+        why = (
+            f"the need now + {spec.rise_margin:g} x the fastest rise of the last {spec.scale_down_window_seconds} s, "
+            f"{rise:.2f} in {spec.horizon_seconds} s, x {sized}"
+        )
     burst = _burst(spec, kept, now)
     if burst is not None and burst[1] > cover:
         cover = burst[1]
@@ -214,6 +228,21 @@ def propose(
     else:
         why = f"held: {cover:.2f} is within -{spec.tolerance_down:g}/+{spec.tolerance_up:g} of the current {current}"
     return answer(wanted, forecast, slope, noise, "", why)
+
+
+def _fastest_rise(spec: PredictiveSpec, kept: Sequence[Sample], now: datetime) -> float:
+    """The largest rise of the unboosted need within `horizon_seconds`, ending in the scale-down window."""
+    if not spec.rise_margin:
+        return 0.0
+    fastest = 0.0
+    for i, (when, _, need) in enumerate(kept):
+        if (now - when).total_seconds() >= spec.scale_down_window_seconds:
+            continue
+        j = i - 1
+        while j >= 0 and (when - kept[j][0]).total_seconds() <= spec.horizon_seconds:
+            fastest = max(fastest, need - kept[j][2])
+            j -= 1
+    return fastest
 
 
 def _burst(spec: PredictiveSpec, kept: Sequence[Sample], now: datetime) -> tuple[float, float] | None:

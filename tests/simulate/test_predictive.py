@@ -146,11 +146,30 @@ def test_a_saturation_onset_is_no_burst() -> None:
     history = _timed([(ago, 2.0) for ago in range(300, 0, -15)])
     chosen, kept, forecast = propose(SPEC, history, [Need(3.2, saturated=True)], hpa_proposal=5, current=2, now=NOW)
     assert kept[-1] == (NOW, 6.4, 3.2)
-    assert forecast.fallback == "" and chosen == 6  # ceil(6.4 x 0.8)
-    assert "(the forecast x fill 0.8; HPA alone: 5)" in forecast.explain()
+    assert forecast.fallback == "" and chosen == 6  # ceil((6.4 + 0.3 x the 1.2 read) x 0.8)
+    assert "burst" not in forecast.explain()
     # The same rise read unsaturated (an rps metric) is a burst.
     chosen, _, forecast = propose(SPEC, history, [Need(6.4)], hpa_proposal=7, current=2, now=NOW)
     assert chosen == 7 and "a burst x3.2 in 45 s" in forecast.explain()
+
+
+@pytest.mark.parametrize(
+    ("rise_margin", "proposal", "why"),
+    [
+        pytest.param(
+            0.3, 10, "the need now + 0.3 x the fastest rise of the last 300 s, 5.00 in 60 s, x fill 0.8", id="0.3"
+        ),
+        pytest.param(0.0, 8, "the forecast x fill 0.8", id="none"),
+    ],
+)
+def test_a_fast_rise_of_the_window_is_covered_in_part(rise_margin: float, proposal: int, why: str) -> None:
+    # 10 pods needed for five minutes but for one dip to 5, 60 s ago: a rise of 5 within a start-up. With
+    # riseMargin 0.3 the count covers (10 + 0.3 x 5) x fill 0.8 = 9.2 -> 10 pods, not 10 x 0.8 -> 8.
+    history = _timed([(ago, 5.0 if ago == 60 else 10.0) for ago in range(300, 0, -15)])
+    spec = PredictiveSpec(rise_margin=rise_margin)
+    chosen, _, forecast = propose(spec, history, [Need(10.0)], hpa_proposal=10, current=7, now=NOW)
+    assert forecast.fallback == "" and forecast.slope_per_minute == 0.0 and chosen == proposal
+    assert f"({why}; HPA alone: 10)" in forecast.explain()
 
 
 def test_a_saturation_onset_is_no_trend() -> None:
