@@ -46,6 +46,7 @@ def behavior_state_to_json(state: BehaviorState) -> dict[str, Any]:
 
 
 def _sample_to_json(sample: tuple[datetime, float, float]) -> dict[str, Any]:
+    """One forecast sample; `unboosted` only when a saturated reading made it differ from `required`."""
     when, required, unboosted = sample
     item: dict[str, Any] = {"timestamp": format_time(when), "required": required}
     if unboosted != required:  # a saturated reading's need; absent (a state of an earlier version too): the same
@@ -54,6 +55,7 @@ def _sample_to_json(sample: tuple[datetime, float, float]) -> dict[str, Any]:
 
 
 def _sample_from_json(item: Any, field: str) -> tuple[datetime, float, float]:
+    """One stored forecast sample; without `unboosted` (a state of an earlier version too) it is `required`."""
     if not isinstance(item, Mapping):
         raise ValueError(f"{field}: {item!r} is not a forecast sample (a mapping with `timestamp` and `required`)")
     required = _need(item["required"], f"{field}.required")
