@@ -10,20 +10,25 @@ The forecast, each sync period:
 - `required`: the largest need of the metrics; a saturated CPU reading (at or above `saturation_percent` of the
   request) hides how much more is wanted, so it counts `saturation_factor` times (Knative's panic mode, in
   spirit: scale by more than the reading shows while saturated);
-- the history keeps `(time, required)` for the longest of the windows below; with less than
-  `min_history_seconds` of it, or when the least-squares line through the last `trend_seconds` fits worse than
-  `max_noise` (its RMS residual over the mean), the HPA's proposal is taken (fallback);
-- rising: the line's slope carried `horizon_seconds` ahead (what the 60 s window hides + the start-up delay +
-  one sync period), added to the need now, only when its rise beats `trend_significance` RMS residuals;
-  falling: the need now (a pod is removed at once: nothing to anticipate);
+- the history keeps `(time, required, unboosted)` (`unboosted`: the need without the saturation factor) for the
+  longest of the windows below; with less than `min_history_seconds` of it, or when the least-squares line
+  through the last `trend_seconds` of the unboosted needs fits worse than `max_noise` (its RMS residual over the
+  mean), the HPA's proposal is taken (fallback);
+- rising: the line's slope (of the unboosted needs: a saturation onset is not a trend) carried
+  `horizon_seconds` ahead (what the 60 s window hides + the start-up delay + one sync period), added to the
+  need now, only when its rise beats `trend_significance` RMS residuals; falling: the need now (a pod is
+  removed at once: nothing to anticipate);
 - steady: the count covers the larger of the forecast and the largest need of the last
   `scale_down_window_seconds` (a scale-down stabilization of needs, not of forecasts), sized at `fill` of it: a
   forecast that does not lag can run pods closer to their capacity than the target (0.8: a 70 % target runs
   at up to 87.5 %), plus `fill_noise` x the trend's relative RMS residual (a noisier need, less filled);
-- bursts: a need at least `burst_ratio` times the lowest of the `burst_rise_seconds` before it (at least one
-  pod) rose faster than a new pod can start; such bursts come back, so while one is in the last
-  `burst_hold_seconds` the count covers the largest need of that window at the target (Knative's panic mode:
-  no scale-down while panicking);
+- rises: a rise as fast as the fastest of the scale-down window (the largest rise of the unboosted need within
+  `horizon_seconds`) may come again before a new pod is ready, so the count also covers the need now plus
+  `rise_margin` of that rise, at the same fill;
+- bursts: an unboosted need at least `burst_ratio` times the lowest of the `burst_rise_seconds` before it (at
+  least one pod) rose faster than a new pod can start (a saturation onset alone is not one); such bursts come
+  back, so while one is in the last `burst_hold_seconds` the count covers the largest need (saturation factor
+  included) of that window at the target (Knative's panic mode: no scale-down while panicking);
 - the count moves only when what it covers is more than `tolerance_up` above or `tolerance_down` below it
   (fewer, larger writes: up in one step to the forecast plus `headroom`, down in one step to what it covers).
   The fallback is the HPA's proposal, held on a scale-down as the HPA's tolerance and stabilization would
@@ -43,8 +48,9 @@ if TYPE_CHECKING:  # the core's types import this module's PredictiveSpec: no im
     from autoscaler.core.metric import MetricResult
     from autoscaler.core.types import BehaviorState
 
-# One point of the history: when, and the pods at the target the metrics needed then.
-Sample = tuple[datetime, float]
+# One point of the history: when, the pods at the target the metrics needed then (a saturated CPU reading's need
+# counted `saturation_factor` times), and the same without that factor (equal when nothing was saturated).
+Sample = tuple[datetime, float, float]
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +75,7 @@ class PredictiveSpec:
     burst_rise_seconds: int = 45
     burst_hold_seconds: int = 1800
     fill_noise: float = 0.0
+    rise_margin: float = 0.3
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,9 +139,10 @@ def propose(
     """The mode's proposal, the history to keep, and the explanation (`hpa_tolerance`: the HPA's, downwards)."""
     saturated = any(n.saturated for n in needs)
     required = max((n.required * (spec.saturation_factor if n.saturated else 1.0) for n in needs), default=0.0)
+    plain = max((n.required for n in needs), default=0.0)
     keep = max(spec.history_seconds, spec.scale_down_window_seconds, spec.trend_seconds, spec.burst_hold_seconds)
     kept = tuple(s for s in history if 0 < (now - s[0]).total_seconds() < keep)
-    kept += ((now, required),)
+    kept += ((now, required, plain),)
     span = (now - kept[0][0]).total_seconds()
 
     def answer(
@@ -158,7 +166,7 @@ def propose(
             ),
         )
 
-    held = max((n for when, n in kept if (now - when).total_seconds() < spec.scale_down_window_seconds), default=0.0)
+    held = max((s[1] for s in kept if (now - s[0]).total_seconds() < spec.scale_down_window_seconds), default=0.0)
     # The HPA's proposal, held on a scale-down as its tolerance and stabilization would: the count stays while
     # any need of the window was within the tolerance below it, and never goes below the window's largest need.
     fallback = hpa_proposal
@@ -168,7 +176,8 @@ def propose(
         return answer(fallback, required, 0.0, 0.0, "no metric to forecast from")
     if span < spec.min_history_seconds:
         return answer(fallback, required, 0.0, 0.0, f"{span:.0f} s of history, {spec.min_history_seconds} s needed")
-    recent = [((s[0] - now).total_seconds(), s[1]) for s in kept if (now - s[0]).total_seconds() <= spec.trend_seconds]
+    # The trend of what the metrics read: a saturation onset's factor is a guess at the size, not a rise.
+    recent = [((s[0] - now).total_seconds(), s[2]) for s in kept if (now - s[0]).total_seconds() <= spec.trend_seconds]
     slope, level, rms = _fit(recent)
     mean = sum(y for _, y in recent) / len(recent)
     noise = rms / mean if mean > 0 else 0.0
@@ -178,7 +187,7 @@ def propose(
     if noise > spec.max_noise:
         reason = f"too noisy to forecast: residual {noise:.2f} of the mean > {spec.max_noise}"
         return answer(fallback, required, slope, noise, reason)
-    base = max(level, 0.0) if spec.smooth else required
+    base = max(level, 0.0) + required - plain if spec.smooth else required
     forecast = base + max(slope, 0.0) * spec.horizon_seconds
     # Steady: the forecast and the largest need of the scale-down window (what the HPA's stabilization holds,
     # but of needs, not of forecasts: a trend that ended holds no pods), sized at `fill` of it.
@@ -190,10 +199,20 @@ def propose(
         else f"fill {fill:.2f} ({spec.fill:g} + {spec.fill_noise:g} x noise)"
     )
     cover = max(forecast, held) * fill
+    # A rise as fast as the fastest of the scale-down window may come again before a new pod is ready: the need
+    # now plus `rise_margin` of that rise, at the same fill.
+    rise = _fastest_rise(spec, kept, now)
+    margin = (required + spec.rise_margin * rise) * fill
     if forecast >= held:
         why = f"the forecast x {sized}"
     else:
         why = f"the largest need of the last {spec.scale_down_window_seconds} s, {held:.2f}, x {sized}"
+    if margin > cover:
+        cover = margin
+        why = (
+            f"the need now + {spec.rise_margin:g} x the fastest rise of the last {spec.scale_down_window_seconds} s, "
+            f"{rise:.2f} in {spec.horizon_seconds} s, x {sized}"
+        )
     burst = _burst(spec, kept, now)
     if burst is not None and burst[1] > cover:
         cover = burst[1]
@@ -211,19 +230,36 @@ def propose(
     return answer(wanted, forecast, slope, noise, "", why)
 
 
+def _fastest_rise(spec: PredictiveSpec, kept: Sequence[Sample], now: datetime) -> float:
+    """The largest rise of the unboosted need within `horizon_seconds`, ending in the scale-down window."""
+    if not spec.rise_margin:
+        return 0.0
+    fastest = 0.0
+    for i, (when, _, need) in enumerate(kept):
+        if (now - when).total_seconds() >= spec.scale_down_window_seconds:
+            continue
+        j = i - 1
+        while j >= 0 and (when - kept[j][0]).total_seconds() <= spec.horizon_seconds:
+            fastest = max(fastest, need - kept[j][2])
+            j -= 1
+    return fastest
+
+
 def _burst(spec: PredictiveSpec, kept: Sequence[Sample], now: datetime) -> tuple[float, float] | None:
     """The first burst of the hold window (its rise) and the window's largest need; None without a burst."""
     if not spec.burst_hold_seconds:
         return None
     window = [s for s in kept if (now - s[0]).total_seconds() < spec.burst_hold_seconds]
-    for i, (when, need) in enumerate(window):
+    # A burst is a rise of what the metrics read (the needs without the saturation factor: a saturation onset is
+    # not a burst by itself); its cover is the window's largest need as used, the factor included.
+    for i, (when, _, need) in enumerate(window):
         low = math.inf
         j = i - 1
         while j >= 0 and (when - window[j][0]).total_seconds() <= spec.burst_rise_seconds:
-            low = min(low, window[j][1])
+            low = min(low, window[j][2])
             j -= 1
         if low < math.inf and need >= spec.burst_ratio * max(low, 1.0):
-            return need / max(low, 1.0), max(n for _, n in window)
+            return need / max(low, 1.0), max(s[1] for s in window)
     return None
 
 

@@ -41,10 +41,29 @@ def behavior_state_to_json(state: BehaviorState) -> dict[str, Any]:
         document["idleSince"] = format_time(state.idle_since)
 
     if state.forecast:  # mode: predictive only; absent is empty
-        document["forecast"] = [
-            {"timestamp": format_time(when), "required": required} for when, required in state.forecast
-        ]
+        document["forecast"] = [_sample_to_json(sample) for sample in state.forecast]
     return document
+
+
+def _sample_to_json(sample: tuple[datetime, float, float]) -> dict[str, Any]:
+    """One forecast sample; `unboosted` only when a saturated reading made it differ from `required`."""
+    when, required, unboosted = sample
+    item: dict[str, Any] = {"timestamp": format_time(when), "required": required}
+    if unboosted != required:  # a saturated reading's need; absent (a state of an earlier version too): the same
+        item["unboosted"] = unboosted
+    return item
+
+
+def _sample_from_json(item: Any, field: str) -> tuple[datetime, float, float]:
+    """One stored forecast sample; without `unboosted` (a state of an earlier version too) it is `required`."""
+    if not isinstance(item, Mapping):
+        raise ValueError(f"{field}: {item!r} is not a forecast sample (a mapping with `timestamp` and `required`)")
+    required = _need(item["required"], f"{field}.required")
+    given = item.get("unboosted")
+    unboosted = required if given is None else _need(given, f"{field}.unboosted")
+    if unboosted > required:
+        raise ValueError(f"{field}.unboosted: {unboosted!r} is above the sample's required {required!r}")
+    return parse_time(item["timestamp"]), required, unboosted
 
 
 def _health_to_json(health: MetricHealth) -> dict[str, Any]:
@@ -129,10 +148,7 @@ def behavior_state_from_json(data: Mapping[str, Any] | None) -> BehaviorState:
             _health_from_json(item, f"metricHealth[{i}]") for i, item in enumerate(data.get("metricHealth") or ())
         ),
         idle_since=parse_time(data["idleSince"]) if data.get("idleSince") else None,
-        forecast=tuple(
-            (parse_time(f["timestamp"]), _need(f["required"], f"forecast[{i}].required"))
-            for i, f in enumerate(data.get("forecast") or ())
-        ),
+        forecast=tuple(_sample_from_json(f, f"forecast[{i}]") for i, f in enumerate(data.get("forecast") or ())),
     )
 
 

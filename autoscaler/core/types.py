@@ -397,8 +397,9 @@ class BehaviorState:
     # idle stretch (scaleToZero's cooldown).
     metric_health: tuple[MetricHealth, ...] = ()
     idle_since: datetime | None = None
-    # `mode: predictive`: (time, pods needed at the target) of the recent decisions, oldest first.
-    forecast: tuple[tuple[datetime, float], ...] = ()
+    # `mode: predictive`: (time, pods needed at the target, the same without the saturation factor) of the recent
+    # decisions, oldest first.
+    forecast: tuple[tuple[datetime, float, float], ...] = ()
 
 
 # --------------------------------------------------------------------------------------------------------

@@ -108,6 +108,14 @@ class PredictiveModel(BaseModel):
         allow_inf_nan=False,
         description="Added to fill per unit of the trend's RMS residual over its mean (at most 1 in all).",
     )
+    rise_margin: float = Field(
+        _DEFAULTS.rise_margin,
+        alias="riseMargin",
+        ge=0,
+        le=10,
+        allow_inf_nan=False,
+        description="Share of the window's fastest rise (within horizonSeconds) added to the need now; 0: none.",
+    )
     burst_ratio: float = Field(
         _DEFAULTS.burst_ratio,
         alias="burstRatio",
@@ -148,6 +156,7 @@ class PredictiveModel(BaseModel):
             scale_down_window_seconds=self.scale_down_window_seconds,
             fill=self.fill,
             fill_noise=self.fill_noise,
+            rise_margin=self.rise_margin,
             burst_ratio=self.burst_ratio,
             burst_rise_seconds=self.burst_rise_seconds,
             burst_hold_seconds=self.burst_hold_seconds,

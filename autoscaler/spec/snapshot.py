@@ -194,6 +194,9 @@ class MetricHealthModel(_Strict):
 class ForecastSampleModel(_Strict):
     timestamp: Time
     required: float = Field(ge=0, allow_inf_nan=False, description="Pods at the target needed then.")
+    unboosted: float | None = Field(
+        None, ge=0, allow_inf_nan=False, description="The same without the saturation factor; absent: `required`."
+    )
 
 
 class BehaviorStateModel(_Strict):

@@ -6,6 +6,7 @@ import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from pydantic import ValidationError
 
 from autoscaler.core.decision import Decision
 from autoscaler.core.predictive import Need, PredictiveSpec, propose
@@ -14,6 +15,7 @@ from autoscaler.core.types import BehaviorState, Settings
 from autoscaler.replay import replay_data
 from autoscaler.simulate.model import Model, Scenario, scenario_spec, simulate, target_milli
 from autoscaler.simulate.modes import mode_spec
+from autoscaler.spec.snapshot import BehaviorStateModel
 from autoscaler.spec.snapshot_out import DecisionInputs
 from tests.simulate.test_replay_same import _demand
 
@@ -21,9 +23,12 @@ NOW = datetime(2026, 1, 1, tzinfo=UTC)
 SPEC = PredictiveSpec()
 
 
-def _history(values: list[float], *, every: int = 15) -> tuple[tuple[datetime, float], ...]:
-    """Needs recorded every `every` seconds up to (not including) NOW."""
-    return tuple((NOW - timedelta(seconds=every * (len(values) - i)), v) for i, v in enumerate(values))
+Samples = tuple[tuple[datetime, float, float], ...]
+
+
+def _history(values: list[float], *, every: int = 15) -> Samples:
+    """Needs recorded every `every` seconds up to (not including) NOW, none of them saturated."""
+    return tuple((NOW - timedelta(seconds=every * (len(values) - i)), v, v) for i, v in enumerate(values))
 
 
 @pytest.mark.parametrize(
@@ -35,12 +40,12 @@ def _history(values: list[float], *, every: int = 15) -> tuple[tuple[datetime, f
         pytest.param(_history([0.0] * 12 + [200.0, 0.0, 0.0]), "too noisy to forecast", id="noisy"),
     ],
 )
-def test_short_or_noisy_history_falls_back_to_the_hpa(history: tuple[tuple[datetime, float], ...], reason: str) -> None:
+def test_short_or_noisy_history_falls_back_to_the_hpa(history: Samples, reason: str) -> None:
     proposal, kept, forecast = propose(SPEC, history, [Need(7.0)], hpa_proposal=8, current=5, now=NOW)
     assert proposal == 8
     assert reason in forecast.fallback
     assert forecast.explain().startswith("predictive: fell back to the HPA's 8 (")
-    assert kept[-1] == (NOW, 7.0)
+    assert kept[-1] == (NOW, 7.0, 7.0)
 
 
 @pytest.mark.parametrize(
@@ -92,9 +97,9 @@ def test_a_fall_is_held_by_the_largest_need_of_the_window() -> None:
     assert "(held: 8.00 is within -0.3/+0.1 of the current 10; HPA alone: 4)" in forecast.explain()
 
 
-def _timed(points: list[tuple[int, float]]) -> tuple[tuple[datetime, float], ...]:
-    """Needs at the given seconds before NOW."""
-    return tuple((NOW - timedelta(seconds=ago), need) for ago, need in points)
+def _timed(points: list[tuple[int, float]]) -> Samples:
+    """Needs at the given seconds before NOW, none of them saturated."""
+    return tuple((NOW - timedelta(seconds=ago), need, need) for ago, need in points)
 
 
 QUIET = [(ago, 1.0) for ago in range(300, 0, -15)]  # one pod needed every 15 s for the last 5 minutes
@@ -123,12 +128,71 @@ QUIET = [(ago, 1.0) for ago in range(300, 0, -15)]  # one pod needed every 15 s 
         ),
     ],
 )
-def test_a_burst_faster_than_a_start_up_is_held_at_the_target(
-    history: tuple[tuple[datetime, float], ...], proposal: int, why: str
-) -> None:
+def test_a_burst_faster_than_a_start_up_is_held_at_the_target(history: Samples, proposal: int, why: str) -> None:
     chosen, _, forecast = propose(SPEC, history, [Need(1.0)], hpa_proposal=1, current=3, now=NOW)
     assert forecast.fallback == "" and chosen == proposal
     assert f"({why}; HPA alone: 1)" in forecast.explain()
+
+
+def _saturated(points: list[tuple[int, float, float]]) -> Samples:
+    """Needs at the given seconds before NOW, as used and without the saturation factor."""
+    return tuple((NOW - timedelta(seconds=ago), need, unboosted) for ago, need, unboosted in points)
+
+
+def test_a_saturation_onset_is_no_burst() -> None:
+    # Two pods needed, then a saturated reading of 3.2 (x2: 6.4, three times the 2 before it): a burst by the
+    # needs as used, but what the metrics read rose 1.6 times only. It is sized by the forecast at fill, not held
+    # at the target for burstHoldSeconds.
+    history = _timed([(ago, 2.0) for ago in range(300, 0, -15)])
+    chosen, kept, forecast = propose(SPEC, history, [Need(3.2, saturated=True)], hpa_proposal=5, current=2, now=NOW)
+    assert kept[-1] == (NOW, 6.4, 3.2)
+    assert forecast.fallback == "" and chosen == 6  # ceil((6.4 + 0.3 x the 1.2 read) x 0.8)
+    assert "burst" not in forecast.explain()
+    # The same rise read unsaturated (an rps metric) is a burst.
+    chosen, _, forecast = propose(SPEC, history, [Need(6.4)], hpa_proposal=7, current=2, now=NOW)
+    assert chosen == 7 and "a burst x3.2 in 45 s" in forecast.explain()
+
+
+@pytest.mark.parametrize(
+    ("rise_margin", "proposal", "why"),
+    [
+        pytest.param(
+            0.3, 10, "the need now + 0.3 x the fastest rise of the last 300 s, 5.00 in 60 s, x fill 0.8", id="0.3"
+        ),
+        pytest.param(0.0, 8, "the forecast x fill 0.8", id="none"),
+    ],
+)
+def test_a_fast_rise_of_the_window_is_covered_in_part(rise_margin: float, proposal: int, why: str) -> None:
+    # 10 pods needed for five minutes but for one dip to 5, 60 s ago: a rise of 5 within a start-up. With
+    # riseMargin 0.3 the count covers (10 + 0.3 x 5) x fill 0.8 = 9.2 -> 10 pods, not 10 x 0.8 -> 8.
+    history = _timed([(ago, 5.0 if ago == 60 else 10.0) for ago in range(300, 0, -15)])
+    spec = PredictiveSpec(rise_margin=rise_margin)
+    chosen, _, forecast = propose(spec, history, [Need(10.0)], hpa_proposal=10, current=7, now=NOW)
+    assert forecast.fallback == "" and forecast.slope_per_minute == 0.0 and chosen == proposal
+    assert f"({why}; HPA alone: 10)" in forecast.explain()
+
+
+def test_a_saturation_onset_is_no_trend() -> None:
+    # 4.5 pods read for four minutes, the last one saturated (9 as used): the trend of what the metrics read is
+    # flat, so the need now (9) is not carried further ahead; the line of the needs as used would add ~+4.
+    history = _saturated(
+        [(ago, 4.5, 4.5) for ago in range(240, 60, -15)] + [(ago, 9.0, 4.5) for ago in (60, 45, 30, 15)]
+    )
+    chosen, _, forecast = propose(SPEC, history, [Need(4.5, saturated=True)], hpa_proposal=6, current=5, now=NOW)
+    assert forecast.fallback == "" and forecast.slope_per_minute == 0.0
+    assert forecast.forecast == pytest.approx(9.0) and chosen == 8  # ceil(9 x 0.8)
+
+
+def test_a_saturated_need_is_held_as_used_by_the_scale_down_window() -> None:
+    # A saturated reading two minutes ago (5 read, 10 as used), 4 needed since: the window keeps the 10.
+    history = _saturated(
+        [(ago, 4.0, 4.0) for ago in range(300, 120, -15)]
+        + [(120, 10.0, 5.0)]
+        + [(ago, 4.0, 4.0) for ago in range(105, 0, -15)]
+    )
+    chosen, _, forecast = propose(SPEC, history, [Need(4.0)], hpa_proposal=4, current=12, now=NOW)
+    assert forecast.fallback == "" and chosen == 8  # ceil(10 x 0.8)
+    assert "the largest need of the last 300 s, 10.00, x fill 0.8" in forecast.explain()
 
 
 def _run(scenario: Scenario, *, carry: object = None, observer: object = None) -> list[Decision]:
@@ -222,3 +286,49 @@ def test_fill_noise_sizes_a_noisy_need_closer_to_the_target() -> None:
     assert forecast.fallback == "" and forecast.noise == pytest.approx(0.2, abs=0.01)
     assert (plain, chosen) == (10, 11)
     assert "x fill 0.90 (0.8 + 0.5 x noise)" in forecast.explain()
+
+
+@pytest.mark.parametrize(
+    ("stored", "sample"),
+    [
+        pytest.param(
+            {"timestamp": "2026-01-01T00:00:00Z", "required": 4.5},
+            (NOW, 4.5, 4.5),
+            id="an-earlier-versions-sample-is-its-own-unboosted-need",
+        ),
+        pytest.param(
+            {"timestamp": "2026-01-01T00:00:00Z", "required": 8.0, "unboosted": 4.0},
+            (NOW, 8.0, 4.0),
+            id="a-saturated-sample-keeps-both",
+        ),
+    ],
+)
+def test_a_stored_forecast_sample_restores(stored: dict[str, object], sample: tuple[datetime, float, float]) -> None:
+    state = behavior_state_from_json({"recommendations": [], "forecast": [stored]})
+    assert state.forecast == (sample,)
+    assert behavior_state_to_json(state)["forecast"] == [stored]  # and is written back as it was read
+
+
+@pytest.mark.parametrize(
+    ("stored", "message"),
+    [
+        pytest.param({"required": 4.0, "unboosted": -1}, "forecast[0].unboosted: -1 is not a non-negative", id="neg"),
+        pytest.param({"required": 4.0, "unboosted": "2"}, "forecast[0].unboosted: '2' is not a", id="a-string"),
+        pytest.param({"required": 4.0, "unboosted": 5.0}, "forecast[0].unboosted: 5.0 is above", id="above-required"),
+        pytest.param([4.0], "forecast[0]: [4.0] is not a forecast sample", id="not-a-mapping"),
+    ],
+)
+def test_a_bad_forecast_sample_is_refused_naming_its_field(stored: object, message: str) -> None:
+    item = {"timestamp": "2026-01-01T00:00:00Z", **stored} if isinstance(stored, dict) else stored
+    with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        behavior_state_from_json({"recommendations": [], "forecast": [item]})
+
+
+def test_a_snapshots_saturated_sample_reads_back_through_the_schema() -> None:
+    state = BehaviorState(recommendations=(), forecast=((NOW, 8.0, 4.0), (NOW + timedelta(seconds=15), 3.0, 3.0)))
+    document = json.loads(json.dumps(behavior_state_to_json(state)))
+    assert document["forecast"][1] == {"timestamp": "2026-01-01T00:00:15Z", "required": 3.0}
+    assert BehaviorStateModel.model_validate(document).to_core() == state
+    document["forecast"][0]["unboosted"] = -1.0
+    with pytest.raises(ValidationError, match=r"forecast\.0\.unboosted"):
+        BehaviorStateModel.model_validate(document)
