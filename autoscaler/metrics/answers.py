@@ -30,6 +30,8 @@ STAMP_TOLERANCE_SECONDS = 0.001
 
 # A finite decimal number, as Prometheus writes one (Go's 'f' or 'e' format): read with integers, exactly.
 _DECIMAL = re.compile(r"([+-]?)([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]{1,4}))?")
+# Plain times, one per line: digits with at most one point among them (what `fast_marker_seconds` reads).
+_PLAIN_TIMES = re.compile(r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:\n(?:[0-9]+\.?[0-9]*|\.[0-9]+))*")
 # Digits before the point up to which a value's milli-units surely fit an int64 (below 10**15, its
 # milli-units are below 10**18 < 2**63 - 1); larger values go through `Decimal`, which checks the bound.
 _MAX_INTEGER_DIGITS = 15
@@ -223,6 +225,43 @@ def pod_index(answer: Answer, grouping: Sequence[str], pod_label: str) -> PodInd
         return index
 
     return answer.memo(("pod_index", tuple(grouping), pod_label), build)
+
+
+def sample_times(
+    answer: Answer, index: PodIndex, *, has_timestamps: bool, low: float, high: float
+) -> list[float] | None:
+    """Every row's sample time, by row, when the whole answer is the common case: every series stamped within
+    [low, high] (the time asked, with its tolerance) and, with `has_timestamps`, every marker a plain time no
+    later than `high`, so each value row's time is its marker's (or its own stamp). Checked and computed a
+    column at a time, once per answer and time asked; None for anything else: each target then checks its own
+    rows one by one, and the exact checks give their messages. Gives what the one-by-one checks give."""
+
+    def compute() -> list[float] | None:
+        stamps = index.table.stamps
+        if stamps and (min(stamps) < low or max(stamps) > high):
+            return None
+        times = list(stamps)
+        if not has_timestamps or not index.row_markers:
+            return times
+        rows = list(index.markers.values())
+        texts = [index.table.values[row] for row in rows]
+        joined = "\n".join(texts)  # one match for all; a text holding the separator would pass as two: count
+        if joined.count("\n") != len(texts) - 1 or _PLAIN_TIMES.fullmatch(joined) is None:
+            return None
+        seconds = list(map(float, texts))
+        if max(seconds) > high:
+            return None
+        of_marker = dict(zip(rows, seconds, strict=True))
+        for row, marker in index.row_markers.items():
+            times[row] = of_marker[marker]
+        return times
+
+    return answer.memo(("sample_times", index.grouping, has_timestamps, low, high), compute)
+
+
+def label_values(answer: Answer, name: str) -> set[str | None]:
+    """The distinct values of label `name` over the answer's series (None: a series without it), once."""
+    return answer.memo(("label_values", name), lambda: {one.get(name) for one in answer.table.labels})
 
 
 def _split(answer: Answer, grouping: Sequence[str]) -> SplitAnswer:

@@ -33,10 +33,12 @@ from autoscaler.metrics.answers import (
     check_result_type,
     fast_marker_seconds,
     group_key,
+    label_values,
     marker_seconds,
     marker_time,
     no_data,
     pod_index,
+    sample_times,
     split_answer,
     to_milli,
     utc,
@@ -200,7 +202,25 @@ class _PerPodSource(PrometheusSource):
         rows_of, row_markers = index.rows, index.row_markers if plan.has_timestamps else {}
         found: dict[str, list[tuple[int, float]]] = {}
         stale: StaleDataError | None = None
-        for pod in dict.fromkeys([one.name for one in context.pods]):  # each pod once, in order
+        pods = dict.fromkeys([one.name for one in context.pods])  # each pod once, in order
+        times = sample_times(answer, index, has_timestamps=plan.has_timestamps, low=low, high=high)
+        if times is not None and label_values(answer, namespace_label) <= {namespace, None}:
+            # The common case, checked once per answer: every row of the namespace, every time the one asked.
+            for pod in pods:
+                for row in rows_of.get(pod, ()):
+                    sample_time = times[row]
+                    if now_seconds - sample_time > staleness:
+                        try:
+                            self.check_fresh(plan, context.now, sample_time)
+                        except StaleDataError as err:
+                            stale = err
+                            continue
+                    if pod in found:
+                        found[pod].append((row, sample_time))
+                    else:
+                        found[pod] = [(row, sample_time)]
+            pods = {}
+        for pod in pods:
             for row in rows_of.get(pod, ()):
                 label = labels[row].get(namespace_label)
                 if label is not None and label != namespace:

@@ -296,5 +296,28 @@ def test_the_index_is_built_once_per_answer() -> None:
     _read("pods", answer)
     first = dict(answer._memo)
     _read("pods", answer)
-    assert len(first) == 1 and all(answer._memo[key] is value for key, value in first.items())
+    assert first and answer._memo.keys() == first.keys()
+    assert all(answer._memo[key] is value for key, value in first.items())
     assert answer._series is None  # the built-in sources never make `Series` of a wire answer
+
+
+@pytest.mark.parametrize(
+    ("marker", "words"),
+    [
+        pytest.param(f"{T + 5:.3f}", "a sample time is 5.000 s after the time asked", id="a sample from the future"),
+        pytest.param("1e400", "a sample time is inf s after the time asked", id="past float's range"),
+        pytest.param("NaN", "a sample time is NaN; timestamp() gives a time", id="no time"),
+    ],
+)
+def test_an_odd_marker_among_plain_ones_reads_as_the_exact_check_says(marker: str, words: str) -> None:
+    """Where every other series is the common case, one odd marker still gets the exact check's error."""
+    result = [{"metric": {"namespace": "ns", "pod": name}, "value": [T, "1"]} for name in ("p0", "p1")] + [
+        {
+            "metric": {"namespace": "ns", "pod": "p0", TIMESTAMP_MARKER: TIMESTAMP_MARKER_VALUE},
+            "value": [T, f"{T:.3f}"],
+        },
+        {"metric": {"namespace": "ns", "pod": "p1", TIMESTAMP_MARKER: TIMESTAMP_MARKER_VALUE}, "value": [T, marker]},
+    ]
+    answer = read_answer(json.dumps({"status": "success", "data": {"resultType": "vector", "result": result}}).encode())
+    kind, message = _read("pods", answer)
+    assert kind == "BadResponseError" and words in message
