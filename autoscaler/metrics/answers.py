@@ -10,7 +10,9 @@ An instant query answers at the time it was asked: `check_answer_time` refuses a
 
 from __future__ import annotations
 
+import contextlib
 import decimal
+import operator
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -200,8 +202,13 @@ def pod_index(answer: Answer, grouping: Sequence[str], pod_label: str) -> PodInd
         index = PodIndex(table, tuple(grouping), {}, {}, {})
         rows, markers = index.rows, index.markers
         # Each row's group key ("" for a label it lacks), whether it is a marker, and its pod (None: none).
-        columns = [[one.get(name, "") for one in labels] for name in grouping]
-        keys: list[tuple[str, ...]] = list(zip(*columns, strict=True)) if columns else [()] * len(labels)
+        keys: list[tuple[str, ...]] = []
+        if len(grouping) >= 2:  # every series with every grouping label (the common case): one C-level map
+            with contextlib.suppress(KeyError):
+                keys = list(map(operator.itemgetter(*grouping), labels))
+        if len(keys) != len(labels):
+            columns = [[one.get(name, "") for one in labels] for name in grouping]
+            keys = list(zip(*columns, strict=True)) if columns else [()] * len(labels)
         flags = [one.get(TIMESTAMP_MARKER) == TIMESTAMP_MARKER_VALUE for one in labels]
         pods = [one.get(pod_label) for one in labels]
         values: list[int] = []

@@ -181,23 +181,22 @@ def _columns(result: list[Any]) -> SeriesTable | None:
     series for its message. Accepts exactly what that reading accepts."""
     if not result:
         return SeriesTable([], [], array("d"))
-    if set(map(type, result)) != {dict} or set(map(len, result)) != {2}:
-        return None
     try:
+        # Each step raises TypeError, KeyError or OverflowError at the first thing it cannot take: a series that
+        # is no object or lacks "metric" or "value", a label set that is no object, a label that is no string,
+        # a pair that is no list (a string's characters are caught by the types below), an integer time past
+        # float64's range. Extra keys beside "metric" and "value" are ignored, as the series reader does.
         labels = [item["metric"] for item in result]
         pairs = [item["value"] for item in result]
-    except KeyError:
-        return None
-    if set(map(type, labels)) != {dict} or set(map(type, pairs)) != {list} or set(map(len, pairs)) != {2}:
-        return None
-    times = [pair[0] for pair in pairs]
-    values = [pair[1] for pair in pairs]
-    if not set(map(type, times)) <= {float, int} or set(map(type, values)) != {str}:
-        return None
-    try:
         "".join(chain.from_iterable(map(dict.values, labels)))  # TypeError unless every label value is a string
-        stamps = array("d", times)  # OverflowError for an integer past float64's range
-    except (TypeError, OverflowError):
+        if set(map(len, pairs)) != {2}:
+            return None
+        times = [pair[0] for pair in pairs]
+        values = [pair[1] for pair in pairs]
+        if not set(map(type, times)) <= {float, int} or set(map(type, values)) != {str}:
+            return None
+        stamps = array("d", times)
+    except (TypeError, KeyError, OverflowError):
         return None
     if not all(map(math.isfinite, stamps)):
         return None
