@@ -44,6 +44,7 @@ def memory_report(path: Path, ticks: int) -> None:
 
 def main() -> int:
     stats, argv = sys.argv[1], sys.argv[2:]
+    Path(stats).parent.mkdir(parents=True, exist_ok=True)  # `throughput.py --profile DIR` with a new DIR
     memory = os.environ.get("PROFILE_MEMORY") == "1"
     if memory:
         tracemalloc.start(1)
