@@ -103,6 +103,7 @@ FRAMES = 25  # deep enough to reach the project's frame under json and pydantic
 
 def main() -> int:
     stats, argv = sys.argv[1], sys.argv[2:]
+    Path(stats).parent.mkdir(parents=True, exist_ok=True)  # `throughput.py --profile DIR` with a new DIR
     memory = os.environ.get("PROFILE_MEMORY") == "1"
     if memory:
         tracemalloc.start(FRAMES)

@@ -5,14 +5,18 @@
 go through the standard library (each is a stdlib logger named after its module), so the kubernetes client's,
 urllib3's and APScheduler's records come out in the same format, at WARNING and above (APScheduler's
 scheduler and executors at ERROR). Loggers are not
-cached, so `structlog.testing.capture_logs` keeps working in tests. This module decides nothing else.
+cached, so `structlog.testing.capture_logs` keeps working in tests. `log_direct` writes one hot event (the
+per-target `decision` line) through the same processors without structlog's and logging's per-call machinery,
+while the set-up made here is in force. This module decides nothing else.
 """
 
 from __future__ import annotations
 
 import logging
 import sys
-from typing import IO, Literal
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import IO, Any, Literal
 
 import structlog
 
@@ -27,6 +31,19 @@ SCHEDULER_LOGGERS = ("apscheduler.scheduler", "apscheduler.executors")
 
 class _Handler(logging.StreamHandler):  # type: ignore[type-arg]  # generic in the stubs only
     """The handler this module installs on the root logger (replaced, not added, when reconfigured)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Direct:
+    """What `log_direct` needs of the JSON set-up: the processors configured (to see that they are still in
+    force: `capture_logs` swaps them), the chain a record goes through, in order, and the handler."""
+
+    configured: tuple[structlog.types.Processor, ...]
+    chain: tuple[structlog.types.Processor, ...]
+    handler: _Handler
+
+
+_direct: _Direct | None = None
 
 
 def configure_logging(format: LogFormat, level: str, stream: IO[str] | None = None) -> None:
@@ -59,17 +76,23 @@ def configure_logging(format: LogFormat, level: str, stream: IO[str] | None = No
         cache_logger_on_first_use=False,
     )
     handler = _Handler(out)
+    formatting: list[structlog.types.Processor] = [
+        structlog.processors.format_exc_info if not console else _keep,
+        _leading_keys,
+        renderer,
+    ]
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(
             foreign_pre_chain=[*shared, structlog.stdlib.ExtraAdder()],
-            processors=[
-                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
-                structlog.processors.format_exc_info if not console else _keep,
-                _leading_keys,
-                renderer,
-            ],
+            processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, *formatting],
         )
     )
+    global _direct
+    configured = structlog.get_config()["processors"]
+    # The record's way through structlog and the formatter, without the level filter (checked first), the
+    # formatter's hand-over and its removal of the hand-over's keys.
+    chain: tuple[structlog.types.Processor, ...] = (*shared, structlog.processors.StackInfoRenderer(), *formatting)
+    _direct = None if console else _Direct(tuple(configured), chain, handler)
     root = logging.getLogger()
     for old in [h for h in root.handlers if isinstance(h, _Handler)]:
         root.removeHandler(old)
@@ -79,6 +102,51 @@ def configure_logging(format: LogFormat, level: str, stream: IO[str] | None = No
         logging.getLogger(name).setLevel(max(threshold, logging.WARNING))
     for name in SCHEDULER_LOGGERS:
         logging.getLogger(name).setLevel(max(threshold, logging.ERROR))
+
+
+def log_direct(logger: str, method: str, event: str, fields: dict[str, Any]) -> bool:
+    """Log `event` with `fields` at `method` ("info", "warning", ...) as `structlog.get_logger(logger)` would,
+    the same line through the same processors, written straight to this module's handler; False (nothing
+    done) unless the JSON set-up of `configure_logging` is in force and is the record's only way out (no other
+    processors, e.g. `capture_logs`'; no other handler or filter on its way), so the caller logs as usual."""
+    direct = _direct
+    if direct is None or not _same(structlog.get_config()["processors"], direct.configured):
+        return False
+    stdlib = logging.getLogger(logger)
+    level = LEVELS.get(method)
+    if level is None or not _only_way_out(stdlib, direct.handler):
+        return False
+    if not stdlib.isEnabledFor(level) or level < direct.handler.level:
+        return True  # filtered, as structlog's filter_by_level or the handler would
+    record: Any = {**fields, "event": event}
+    for processor in direct.chain:
+        record = processor(stdlib, method, record)
+    handler = direct.handler
+    handler.acquire()
+    try:
+        handler.stream.write(record + handler.terminator)
+        handler.flush()
+    except Exception:
+        handler.handleError(logging.makeLogRecord({"msg": event, "levelno": level, "name": logger}))
+    finally:
+        handler.release()
+    return True
+
+
+def _same(processors: Sequence[structlog.types.Processor], configured: tuple[structlog.types.Processor, ...]) -> bool:
+    return len(processors) == len(configured) and all(a is b for a, b in zip(processors, configured, strict=True))
+
+
+def _only_way_out(logger: logging.Logger, handler: _Handler) -> bool:
+    """Whether `handler` is the one handler a record of `logger` reaches, with no filter on the way."""
+    root = logging.getLogger()
+    node: logging.Logger | None = logger
+    while node is not None and node is not root:
+        if node.handlers or node.filters or not node.propagate or node.disabled:
+            return False
+        node = node.parent
+    handlers = root.handlers
+    return len(handlers) == 1 and handlers[0] is handler and not (root.filters or handler.filters or root.disabled)
 
 
 def _leading_keys(logger: object, method: str, event: structlog.types.EventDict) -> structlog.types.EventDict:

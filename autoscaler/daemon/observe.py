@@ -25,6 +25,7 @@ from autoscaler.core.formats import format_milli
 from autoscaler.core.metric import MetricResult, MetricStatus
 from autoscaler.core.queue import DRAIN_TIME, FORMULA
 from autoscaler.core.types import AutoscalerSpec, ConditionType, MetricTarget, MetricTargetType
+from autoscaler.daemon.logs import log_direct
 from autoscaler.daemon.model import TargetKey, TargetOutcome, TickReport
 
 log = structlog.get_logger(__name__)
@@ -268,7 +269,11 @@ class Observer:
         if error_type:
             fields["error"] = error
             fields["error_type"] = error_type
-        (log.warning if error_type else log.info)("decision", **fields)
+        method = "warning" if error_type else "info"
+        # The hottest line of a tick (one per target): written straight through the JSON set-up when it is in
+        # force (the same line, a fifth of the cost), else through structlog.
+        if not log_direct(__name__, method, "decision", fields):
+            getattr(log, method)("decision", **fields)
 
     def forget(self, key: TargetKey) -> None:
         """Remove every series of a target that no longer exists."""

@@ -82,12 +82,11 @@ class Series:
 
 @dataclass(frozen=True, slots=True)
 class SeriesTable:
-    """An answer's series in columns: per series the names of its labels (one shared tuple per distinct
-    label set), their values in that order, its value text and its time. A wire answer is kept in this form
-    only (about a fifth of the memory of one dict and one `Series` per series)."""
+    """An answer's series in columns: per series its label set (the mapping the JSON decoder made, kept as it
+    is: copying it into other containers cost more CPU than any other step of reading an answer), its value
+    text and its time. A wire answer is kept in this form only, and only until it is read."""
 
-    names: list[tuple[str, ...]]
-    labels: list[tuple[str, ...]]
+    labels: list[Mapping[str, str]]
     values: list[str]
     stamps: array[float]
 
@@ -97,17 +96,13 @@ class SeriesTable:
     @classmethod
     def of(cls, series: Sequence[Series]) -> SeriesTable:
         """The table of some `Series`."""
-        shared: dict[tuple[str, ...], tuple[str, ...]] = {}
-        names, labels = [], []
-        for one in series:
-            keys = tuple(one.labels)
-            names.append(shared.setdefault(keys, keys))
-            labels.append(tuple(one.labels.values()))
-        return cls(names, labels, [one.value for one in series], array("d", (one.timestamp for one in series)))
+        return cls(
+            [one.labels for one in series], [one.value for one in series], array("d", (one.timestamp for one in series))
+        )
 
     def series(self, row: int) -> Series:
         """Row `row` as a `Series`."""
-        return Series(dict(zip(self.names[row], self.labels[row], strict=True)), self.values[row], self.stamps[row])
+        return Series(dict(self.labels[row]), self.values[row], self.stamps[row])
 
 
 class Answer:

@@ -224,17 +224,19 @@ class MetricsReader:
         def read_answer(query: Query, answer: Answer | MetricsError) -> None:
             """Every metric that asked `query`, read from its answer as soon as it arrives (the answer is
             dropped after: the pass never holds every answer at once)."""
+            failed = isinstance(answer, MetricsError)
             for i in users[query]:
                 request, (source, plan) = requests[i], cast(tuple[MetricSource, QueryPlan], planned[i])
-                context = {"promql": plan.query.promql, "server": plan.query.server, "metric": request.name}
-                if isinstance(answer, MetricsError):
+                if failed:
                     # One answer serves several metrics: each gets its own error object with its own name.
-                    outcomes[i] = _copy_error(answer).with_context(**context)
+                    outcomes[i] = _copy_error(cast(MetricsError, answer)).with_context(**_context(request, plan))
                     continue
                 try:
-                    outcomes[i] = self._call_source(source, "parse", partial(source.parse, request, plan, answer))
+                    outcomes[i] = self._call_source(
+                        source, "parse", partial(source.parse, request, plan, cast(Answer, answer))
+                    )
                 except MetricsError as err:
-                    outcomes[i] = err.with_context(**context)
+                    outcomes[i] = err.with_context(**_context(request, plan))
 
         self._run(budgets, deadline_seconds=deadline, on_answer=read_answer)
         assert all(outcome is not None for outcome in outcomes), "a planned query was never answered"
@@ -342,6 +344,11 @@ class MetricsReader:
         log.error("metrics_unexpected_error", where=what, error_type=error_type, traceback=text)
         detail = self.redact(f"{type(err).__name__}: {err}")
         return PermanentError(f"{what} failed unexpectedly: {detail[:300]}", error_type=error_type)
+
+
+def _context(request: MetricRequest, plan: QueryPlan) -> dict[str, str]:
+    """What an error of one metric's reading names: its query, server and metric."""
+    return {"promql": plan.query.promql, "server": plan.query.server, "metric": request.name}
 
 
 def _copy_error(error: MetricsError) -> MetricsError:

@@ -33,10 +33,12 @@ from autoscaler.metrics.answers import (
     check_result_type,
     fast_marker_seconds,
     group_key,
+    label_values,
     marker_seconds,
     marker_time,
     no_data,
     pod_index,
+    sample_times,
     split_answer,
     to_milli,
     utc,
@@ -195,40 +197,58 @@ class _PerPodSource(PrometheusSource):
         # check, for its message (`check_answer_time`, `marker_seconds`, `check_fresh`).
         asked_seconds, now_seconds = asked.timestamp(), context.now.timestamp()
         low, high = asked_seconds - STAMP_TOLERANCE_SECONDS, asked_seconds + STAMP_TOLERANCE_SECONDS
-        namespace_label, stamps, values = binding.namespace_label, table.stamps, table.values
+        namespace_label, namespace = binding.namespace_label, context.namespace
+        labels, stamps, values = table.labels, table.stamps, table.values
+        rows_of, row_markers = index.rows, index.row_markers if plan.has_timestamps else {}
         found: dict[str, list[tuple[int, float]]] = {}
         stale: StaleDataError | None = None
-        names = dict.fromkeys(pod.name for pod in context.pods)  # each pod once, in order
-        for pod in names:
-            for row in index.rows.get(pod, ()):
-                namespace = index.label(row, namespace_label)
-                if namespace is not None and namespace != context.namespace:
+        pods = dict.fromkeys([one.name for one in context.pods])  # each pod once, in order
+        times = sample_times(answer, index, has_timestamps=plan.has_timestamps, low=low, high=high)
+        if times is not None and label_values(answer, namespace_label) <= {namespace, None}:
+            # The common case, checked once per answer: every row of the namespace, every time the one asked.
+            for pod in pods:
+                for row in rows_of.get(pod, ()):
+                    sample_time = times[row]
+                    if now_seconds - sample_time > staleness:
+                        try:
+                            self.check_fresh(plan, context.now, sample_time)
+                        except StaleDataError as err:
+                            stale = err
+                            continue
+                    if pod in found:
+                        found[pod].append((row, sample_time))
+                    else:
+                        found[pod] = [(row, sample_time)]
+            pods = {}
+        for pod in pods:
+            for row in rows_of.get(pod, ()):
+                label = labels[row].get(namespace_label)
+                if label is not None and label != namespace:
                     continue
                 # A stamp that is not the time asked fails the whole metric (raised here); a sample time past
                 # the staleness budget only drops its pod. Both the value's own stamp and its marker's must be
                 # the time asked (see `sample_time`).
-                stamp = stamps[row]
-                if not low <= stamp <= high:
-                    check_answer_time(stamp, asked=asked, staleness_seconds=staleness)
-                sample_time = stamp
-                if plan.has_timestamps:
-                    marker = index.row_markers.get(row)
-                    if marker is not None:
-                        fast = fast_marker_seconds(values[marker], stamps[marker], low=low, high=high)
-                        sample_time = (
-                            fast
-                            if fast is not None
-                            else marker_seconds(
-                                values[marker], stamps[marker], asked=asked, staleness_seconds=staleness
-                            )
-                        )
+                sample_time = stamps[row]
+                if not low <= sample_time <= high:
+                    check_answer_time(sample_time, asked=asked, staleness_seconds=staleness)
+                marker = row_markers.get(row)
+                if marker is not None:
+                    fast = fast_marker_seconds(values[marker], stamps[marker], low=low, high=high)
+                    sample_time = (
+                        fast
+                        if fast is not None
+                        else marker_seconds(values[marker], stamps[marker], asked=asked, staleness_seconds=staleness)
+                    )
                 if now_seconds - sample_time > staleness:
                     try:
                         self.check_fresh(plan, context.now, sample_time)
                     except StaleDataError as err:
                         stale = err
                         continue
-                found.setdefault(pod, []).append((row, sample_time))
+                if pod in found:
+                    found[pod].append((row, sample_time))
+                else:
+                    found[pod] = [(row, sample_time)]
         if not found and stale is not None:
             raise stale
         return index, found
@@ -276,18 +296,21 @@ class ResourceSource(_PerPodSource):
             )
         pods = []
         times: dict[float, datetime] = {}
-        values = index.table.values
+        values, labels = index.table.values, index.table.labels
+        container_label, names = binding.container_label, index.strings
         for pod, items in sorted(found.items()):
             if len(items) == 1:  # one container, the common case: no merging, sorting or checking
                 row, oldest = items[0]
-                container = index.label(row, binding.container_label) or ""
+                container = labels[row].get(container_label) or ""
+                container = names.setdefault(container, container)  # one string per name, kept by the readings
                 usage: tuple[ContainerUsage, ...] = (ContainerUsage(container, {resource: to_milli(values[row])}),)
                 when = times.get(oldest) or times.setdefault(oldest, utc(oldest))
                 pods.append(PodUsage(pod, when, plan.window_seconds, usage))
                 continue
             containers: dict[str, int] = {}
             for row, _ in items:
-                container = index.label(row, binding.container_label) or ""
+                container = labels[row].get(container_label) or ""
+                container = names.setdefault(container, container)
                 if container in containers:
                     raise PermanentError(
                         f"two series for pod {pod!r} container {container!r}; aggregate by pod and container",

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import structlog
 
-from autoscaler.daemon.logs import QUIET_LIBRARIES, SCHEDULER_LOGGERS, configure_logging
+from autoscaler.daemon.logs import QUIET_LIBRARIES, SCHEDULER_LOGGERS, _Handler, configure_logging, log_direct
 
 
 class _Terminal(io.StringIO):
@@ -162,3 +162,77 @@ def test_capture_logs_still_works_after_configuring() -> None:
 def test_an_unknown_level_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown log level 'loud'"):
         configure_logging("json", "loud", io.StringIO())
+
+
+_FIELDS: dict[str, Any] = {
+    "target": "shop/web",
+    "current": 3,
+    "desired": None,
+    "rescale": True,
+    "summary": "hold → 3",
+    "metrics": ["cpu=90%/60%→5"],
+    "seconds": 0.0042,
+    "when": datetime(2026, 1, 1, tzinfo=UTC),  # not JSON: rendered with str(), as the renderer's default
+}
+
+
+def _configure_alone(fmt: str, level: str, out: io.StringIO) -> None:
+    """`configure_logging`, with this module's handler the root's only one (pytest adds its own)."""
+    configure_logging(fmt, level, out)  # type: ignore[arg-type]
+    root = logging.getLogger()
+    root.handlers[:] = [handler for handler in root.handlers if isinstance(handler, _Handler)]
+
+
+def _without_timestamp(text: str) -> list[str]:
+    return [line.split(", ", 1)[1] for line in text.splitlines()]
+
+
+@pytest.mark.parametrize("method", ["info", "warning"])
+def test_the_direct_line_is_the_structlog_line(method: str) -> None:
+    """`log_direct` writes what structlog writes for the same event: same keys, order, values and context."""
+    out = io.StringIO()
+    _configure_alone("json", "info", out)
+    log = structlog.get_logger("autoscaler.daemon.observe")
+    with structlog.contextvars.bound_contextvars(tick="2026-01-01T00:00:00+00:00", target="context's"):
+        getattr(log, method)("decision", **_FIELDS)
+        assert log_direct("autoscaler.daemon.observe", method, "decision", dict(_FIELDS))
+    through_structlog, direct = _without_timestamp(out.getvalue())
+    assert direct == through_structlog
+    assert list(json.loads(out.getvalue().splitlines()[1]))[:5] == ["timestamp", "level", "logger", "event", "target"]
+
+
+def test_the_direct_line_is_filtered_by_level() -> None:
+    out = io.StringIO()
+    _configure_alone("json", "warning", out)
+    assert log_direct("autoscaler.daemon.observe", "info", "decision", dict(_FIELDS))
+    assert out.getvalue() == ""
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [
+        pytest.param("console", id="the console renderer"),
+        pytest.param("capture", id="structlog's capture_logs"),
+        pytest.param("handler", id="another handler on the way"),
+        pytest.param("unconfigured", id="structlog's defaults"),
+    ],
+)
+def test_the_direct_line_declines_when_the_set_up_is_not_this_modules(setting: str) -> None:
+    """Anything but the JSON set-up alone: nothing written, the caller logs through structlog."""
+    out = _Terminal() if setting == "console" else io.StringIO()
+    _configure_alone("console" if setting == "console" else "json", "info", out)
+    other = logging.StreamHandler(io.StringIO())
+    if setting == "handler":
+        logging.getLogger("autoscaler.daemon").addHandler(other)
+    if setting == "unconfigured":
+        structlog.reset_defaults()
+    try:
+        if setting == "capture":
+            with structlog.testing.capture_logs():
+                declined = not log_direct("autoscaler.daemon.observe", "info", "decision", {"desired": 2})
+        else:
+            declined = not log_direct("autoscaler.daemon.observe", "info", "decision", {"desired": 2})
+    finally:
+        logging.getLogger("autoscaler.daemon").removeHandler(other)
+    assert declined
+    assert out.getvalue() == ""

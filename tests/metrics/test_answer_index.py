@@ -10,16 +10,16 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from autoscaler.core.types import MetricSourceType, PodsReading, ResourceReading
 from autoscaler.metrics import MetricsError, MetricsSettings, Series, SourceRegistry
 from autoscaler.metrics.answers import _decimal_milli, to_milli
 from autoscaler.metrics.context import Answer
-from autoscaler.metrics.errors import StaleDataError
+from autoscaler.metrics.errors import BadResponseError, StaleDataError
 from autoscaler.metrics.promql import TIMESTAMP_MARKER, TIMESTAMP_MARKER_VALUE
-from autoscaler.metrics.wire import _SAMPLE_VALUE, read_answer
+from autoscaler.metrics.wire import _SAMPLE_VALUE, _columns, _Reader, read_answer
 from tests.metrics.helpers import context, pod, request, spec
 
 NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
@@ -94,6 +94,64 @@ def test_the_table_holds_every_series_as_sent(result: list[dict[str, Any]]) -> N
     assert answer.series == expected
     assert answer == Answer("vector", expected)
     assert len(answer.table) == len(result)
+
+
+_odd_value = st.one_of(
+    st.sampled_from([True, 10**400, float("inf"), float("nan"), "1\n2", "2\n", "x", "", None, [], {}, 1, 1.5, "1"]),
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=4),
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+        max_leaves=6,
+    ),
+)
+
+
+@st.composite
+def _nearly_valid(draw: st.DrawFn) -> list[Any]:
+    """Valid series, one of which has one odd part: the series, its label set, a label, its pair, its time,
+    its value, or an extra key (or none: all valid)."""
+    result = [dict(item) for item in draw(st.lists(_series_json, min_size=1, max_size=5))]
+    at = draw(st.integers(0, len(result) - 1))
+    odd = draw(_odd_value)
+    item = result[at]
+    match draw(st.sampled_from(["series", "metric", "label", "pair", "time", "value", "extra", "none"])):
+        case "series":
+            result[at] = odd
+        case "metric":
+            item["metric"] = odd
+        case "label":
+            item["metric"] = {**item["metric"], "pod": odd}
+        case "pair":
+            item["value"] = odd
+        case "time":
+            item["value"] = [odd, item["value"][1]]
+        case "value":
+            item["value"] = [item["value"][0], odd]
+        case "extra":
+            item[draw(st.sampled_from(["histogram", "x"]))] = odd
+    return result
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_nearly_valid())
+@example([{"metric": {}, "value": [T, "1\n2"]}])  # two numbers in one value
+@example([{"metric": {}, "value": [True, "1"]}])  # a boolean is no time
+def test_the_column_reader_reads_what_the_series_reader_reads(result: list[Any]) -> None:
+    """The column-at-a-time reading of a vector either declines (the series-by-series reading then names what
+    is wrong) or gives exactly the table that reading gives: it never accepts what that one refuses."""
+    reader = _Reader(str)
+    table = _columns(result)
+    try:
+        rows = [reader.series(item, f"data.result[{i}]") for i, item in enumerate(result)]
+    except BadResponseError:
+        assert table is None
+        return
+    if table is not None:
+        assert (table.labels, table.values, list(table.stamps)) == (
+            [labels for labels, _, _ in rows],
+            [value for _, _, value in rows],
+            [time for _, time, _ in rows],
+        )
 
 
 # -- per-pod readings ---------------------------------------------------------------------------------------
@@ -238,5 +296,28 @@ def test_the_index_is_built_once_per_answer() -> None:
     _read("pods", answer)
     first = dict(answer._memo)
     _read("pods", answer)
-    assert len(first) == 1 and all(answer._memo[key] is value for key, value in first.items())
+    assert first and answer._memo.keys() == first.keys()
+    assert all(answer._memo[key] is value for key, value in first.items())
     assert answer._series is None  # the built-in sources never make `Series` of a wire answer
+
+
+@pytest.mark.parametrize(
+    ("marker", "words"),
+    [
+        pytest.param(f"{T + 5:.3f}", "a sample time is 5.000 s after the time asked", id="a sample from the future"),
+        pytest.param("1e400", "a sample time is inf s after the time asked", id="past float's range"),
+        pytest.param("NaN", "a sample time is NaN; timestamp() gives a time", id="no time"),
+    ],
+)
+def test_an_odd_marker_among_plain_ones_reads_as_the_exact_check_says(marker: str, words: str) -> None:
+    """Where every other series is the common case, one odd marker still gets the exact check's error."""
+    result = [{"metric": {"namespace": "ns", "pod": name}, "value": [T, "1"]} for name in ("p0", "p1")] + [
+        {
+            "metric": {"namespace": "ns", "pod": "p0", TIMESTAMP_MARKER: TIMESTAMP_MARKER_VALUE},
+            "value": [T, f"{T:.3f}"],
+        },
+        {"metric": {"namespace": "ns", "pod": "p1", TIMESTAMP_MARKER: TIMESTAMP_MARKER_VALUE}, "value": [T, marker]},
+    ]
+    answer = read_answer(json.dumps({"status": "success", "data": {"resultType": "vector", "result": result}}).encode())
+    kind, message = _read("pods", answer)
+    assert kind == "BadResponseError" and words in message
