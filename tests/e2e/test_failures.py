@@ -50,7 +50,10 @@ def metric(daemon: DaemonProcess, address: str, series: str, **labels: str) -> f
 
 
 def test_prometheus_down_while_the_load_falls_holds_then_recovers(stack: Stack) -> None:
-    demand = stack.deploy("outage", replicas=6, load=60)  # 10 requests/s per pod: at target
+    # 9.5 requests/s per pod: within the tolerance of the target of 10 at 6 pods, and a 7th pod that an early
+    # reading on a loaded machine asked for (a rate over a partly filled window) is given back after the window
+    # (at exactly 10 per pod 7 pods read ~8.57 each, proposing 6 or 7 by rounding, and the window kept 7).
+    demand = stack.deploy("outage", replicas=6, load=57)
     write_spec(stack.tmp / "specs", "outage", spec_document("outage", window=4))
     daemon, address = stack.daemon("outage", stack.tmp / "specs")
     daemon.start()
