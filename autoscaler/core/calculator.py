@@ -92,6 +92,20 @@ def resource_pod_metrics(reading: ResourceReading, resource: str, container: str
     A pod whose metrics lack the container, or the container's resource, is left out (it counts as missing),
     as it is for whole pods (kubernetes/kubernetes#127193, since 1.32).
     """
+    columns = reading.one_container_columns()
+    if columns is not None:  # a source's compact reading: one container per pod, read without making items
+        measured, table, names = columns
+        if not table.names:
+            raise MetricComputationError("no metrics returned from resource metrics API")
+        if measured != resource:
+            return {}
+        return {
+            pod: PodMetric(value, stamp, window)
+            for pod, stamp, window, name, value in zip(
+                table.names, table.stamps, table.windows, names, table.values, strict=True
+            )
+            if not container or name == container
+        }
     if not reading.pods:
         raise MetricComputationError("no metrics returned from resource metrics API")
     result: dict[str, PodMetric] = {}
@@ -117,6 +131,14 @@ def resource_pod_metrics(reading: ResourceReading, resource: str, container: str
 
 def pods_pod_metrics(reading: PodsReading) -> dict[str, PodMetric]:
     """PodMetricsInfo from a custom.metrics.k8s.io MetricValueList."""
+    table = reading.columns()
+    if table is not None:  # a source's compact reading, read without making items
+        if not table.names:
+            raise MetricComputationError("no metrics returned from custom metrics API")
+        return {
+            pod: PodMetric(value, stamp, window)
+            for pod, value, stamp, window in zip(table.names, table.values, table.stamps, table.windows, strict=True)
+        }
     if not reading.items:
         raise MetricComputationError("no metrics returned from custom metrics API")
     return {item.pod: PodMetric(item.value, item.timestamp, item.window_seconds) for item in reading.items}

@@ -75,7 +75,9 @@ class _Owners:
     """One namespace's part of the selector index during a tick: its selectors, and who selects each pod."""
 
     selectors: dict[str, str] = field(default_factory=dict)  # "ns/name" -> selector
-    pods: dict[str, set[str]] = field(default_factory=dict)  # pod name -> "ns/name" of each selecting autoscaler
+    # pod name -> "ns/name" of the autoscaler selecting it, or a set of them when several do (a set per pod
+    # was ~2.4 KiB per target of the tick's memory, for the one owner nearly every pod has)
+    pods: dict[str, str | set[str]] = field(default_factory=dict)
     built: bool = False
 
 
@@ -355,9 +357,16 @@ class Reconciler:
         """The namespace's selectors and, per pod name, the autoscalers whose selector matches it (once per tick)."""
         found = tick.setdefault(namespace, _Owners())
         if not found.built:
+            owned = found.pods
             for key, selector in found.selectors.items():
                 for pod in self._select(namespace, selector):
-                    found.pods.setdefault(pod.name, set()).add(key)
+                    other = owned.setdefault(pod.name, key)
+                    if other == key:
+                        continue
+                    if isinstance(other, str):
+                        owned[pod.name] = {other, key}
+                    else:
+                        other.add(key)
             found.built = True
         return found
 
@@ -368,7 +377,13 @@ class Reconciler:
         if not work.pods:
             return
         owners = self._owners(work.key.namespace, tick)
-        keys = {key for pod in work.pods for key in owners.pods.get(pod.name, ())}
+        keys: set[str] = set()
+        for pod in work.pods:
+            owner = owners.pods.get(pod.name)
+            if isinstance(owner, str):
+                keys.add(owner)
+            elif owner is not None:
+                keys.update(owner)
         index = owners.selectors
         work.controllers = controlling_autoscalers(work.pods, {key: index[key] for key in keys if key in index})
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import threading
 import time as _time
 import traceback
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
@@ -266,18 +267,34 @@ class MetricsReader:
         """Every query on the pool, each answer given to `on_answer` (in this thread) as it arrives, while the
         others are still under way; what has not answered by the deadline (plus the grace) is a timeout."""
         deadline = self._monotonic() + deadline_seconds
+        queries = list(budgets)
+        if not queries:
+            return
+        workers = min(self._settings.max_concurrent_queries, len(queries))
+        # A query is sent only while fewer than `workers` answers are out or waiting to be read: the threads
+        # fetch and decode faster than this thread reads, and unbounded they decoded every answer of the pass
+        # before most were read (at 10,000 targets, ~120 MiB of decoded answers alive at once).
+        permits = threading.Semaphore(workers)
+        ended = threading.Event()
 
-        def one(query: Query) -> Answer | MetricsError:
+        def not_sent() -> QueryTimeoutError:
+            return QueryTimeoutError(
+                f"not sent: the pass ran past its {deadline_seconds:g} s deadline",
+                scope="pass",
+                limit_seconds=deadline_seconds,
+            )
+
+        def one(query: Query) -> tuple[Answer | MetricsError, bool]:
+            """The query's answer, and whether it holds a permit (released once the answer is read)."""
             client = self._clients.get(query.server)
             if client is None:
-                return PermanentError(f"no connection to server {query.server!r}", error_type="config")
+                return PermanentError(f"no connection to server {query.server!r}", error_type="config"), False
             remaining = deadline - self._monotonic()
-            if remaining <= 0:
-                return QueryTimeoutError(
-                    f"not sent: the pass ran past its {deadline_seconds:g} s deadline",
-                    scope="pass",
-                    limit_seconds=deadline_seconds,
-                )
+            if remaining <= 0 or not permits.acquire(timeout=remaining):
+                return not_sent(), False
+            remaining = deadline - self._monotonic()
+            if ended.is_set() or remaining <= 0:  # the pass is over (woken to leave), or its deadline passed
+                return not_sent(), True
             sent = self._monotonic()
             answer: Answer | MetricsError
             try:
@@ -288,15 +305,11 @@ class MetricsReader:
             except Exception as err:  # the last line: never let one query's surprise end the pass
                 answer = self._unexpected(err, what=f"querying server {query.server!r}")
             self._observe(query.server, self._monotonic() - sent, answer)
-            return answer
+            return answer, True
 
-        queries = list(budgets)
-        if not queries:
-            return
-        workers = min(self._settings.max_concurrent_queries, len(queries))
         # Not a `with` block: leaving one waits for every thread, and the pass must not wait for stragglers.
         pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="prometheus-query")
-        futures: dict[Future[Answer | MetricsError], Query] = {}
+        futures: dict[Future[tuple[Answer | MetricsError, bool]], Query] = {}
         try:
             futures = {pool.submit(one, q): q for q in queries}
             # One bound for the whole pass: what has not answered by the deadline plus the grace is a timeout,
@@ -304,10 +317,20 @@ class MetricsReader:
             bound = max(deadline - self._monotonic(), 0.0) + PASS_GRACE_SECONDS
             with contextlib.suppress(FuturesTimeout):
                 for future in as_completed(futures, timeout=bound):
-                    on_answer(futures.pop(future), future.result())
+                    answer, held = future.result()
+                    try:
+                        on_answer(futures.pop(future), answer)
+                    finally:
+                        del answer  # read: dropped before the next query may be sent
+                        if held:
+                            permits.release()
         finally:
             # Queries not started are dropped; running ones finish on their own (each is bounded by its
-            # deadline, and closes its connection when cut off); their answers are discarded.
+            # deadline, and closes its connection when cut off); their answers are discarded. A thread waiting
+            # for a permit is woken to leave without sending.
+            ended.set()
+            for _ in range(workers):
+                permits.release()
             pool.shutdown(wait=False, cancel_futures=True)
         for query in futures.values():
             on_answer(

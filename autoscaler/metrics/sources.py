@@ -294,11 +294,24 @@ class ResourceSource(_PerPodSource):
                     for pod in request.context.pods
                 )
             )
-        pods = []
         times: dict[float, datetime] = {}
         values, labels = index.table.values, index.table.labels
         container_label, names = binding.container_label, index.strings
-        for pod, items in sorted(found.items()):
+        ordered = sorted(found.items())
+        if all(len(items) == 1 for _, items in ordered):  # one container each, the common case: columns
+            rows = [items[0] for _, items in ordered]
+            found_names = [labels[row].get(container_label) or "" for row, _ in rows]
+            return ResourceReading.from_columns(
+                resource=resource,
+                names=[pod for pod, _ in ordered],
+                # one string per container name and one time per sample time, kept by the readings
+                containers=[names.setdefault(name, name) for name in found_names],
+                stamps=[times.get(oldest) or times.setdefault(oldest, utc(oldest)) for _, oldest in rows],
+                windows=[plan.window_seconds] * len(rows),
+                values=[to_milli(values[row]) for row, _ in rows],
+            )
+        pods = []
+        for pod, items in ordered:
             if len(items) == 1:  # one container, the common case: no merging, sorting or checking
                 row, oldest = items[0]
                 container = labels[row].get(container_label) or ""
@@ -348,8 +361,11 @@ class PodsSource(_PerPodSource):
                 raise no_data("the query returned no series for the target's pods")
             now = request.context.now
             return PodsReading(tuple(PodValue(p.name, 0, now, plan.window_seconds) for p in request.context.pods))
-        items = []
         times: dict[float, datetime] = {}
+        names: list[str] = []
+        stamps: list[datetime] = []
+        milli: list[int] = []
+        values = index.table.values
         for pod, pairs in sorted(found.items()):
             if len(pairs) > 1:
                 raise PermanentError(
@@ -357,9 +373,12 @@ class PodsSource(_PerPodSource):
                     error_type="too_many_series",
                 )
             row, sample_time = pairs[0]
-            when = times.get(sample_time) or times.setdefault(sample_time, utc(sample_time))
-            items.append(PodValue(pod, to_milli(index.table.values[row]), when, plan.window_seconds))
-        return PodsReading(tuple(items))
+            names.append(pod)
+            stamps.append(times.get(sample_time) or times.setdefault(sample_time, utc(sample_time)))
+            milli.append(to_milli(values[row]))
+        return PodsReading.from_columns(
+            names=names, stamps=stamps, windows=[plan.window_seconds] * len(names), values=milli
+        )
 
 
 class _OneValueSource(PrometheusSource):
