@@ -337,8 +337,9 @@ class Daemon:
                 # Even when the reconciler failed as a whole: the next try is a sync period away, not a tick.
                 for target in due:
                     self._last[target.key] = now
-            for outcome in report.outcomes:
-                self.recorder.record(outcome, now=now)
+            if not report.recorded:
+                for outcome in report.outcomes:
+                    self.recorder.record(outcome, now=now)
             self.observer.report_tick(report, ended_at=time.time())
         return report
 
@@ -647,6 +648,7 @@ def build(config: DaemonConfig, *, kubeconfig: str | None = None, plan: bool = F
         state_refresh_seconds=config.state.refresh_seconds,
         shadows=shadows,
         annotator=None if plan else PodAnnotator(kube, concurrency=config.concurrency.writes),
+        on_outcome=lambda outcome, now: recorder.record(outcome, now=now),
     )
     defaults = TargetDefaults(
         sync_period_seconds=float(config.sync_period_seconds),

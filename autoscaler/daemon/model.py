@@ -91,3 +91,4 @@ class TickReport:
     seconds: float
     metric_queries: int = 0
     metric_seconds: float = 0.0
+    recorded: bool = False  # each outcome was given to the flight recorder as it was made (the reconciler's hook)

@@ -17,6 +17,7 @@ One target's failure, of any kind, is that target's outcome and never touches th
 
 from __future__ import annotations
 
+import threading
 import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
@@ -166,6 +167,7 @@ class Reconciler:
         state_refresh_seconds: float = 60.0,
         shadows: ShadowReader | None = None,
         annotator: PodAnnotator | None = None,
+        on_outcome: Callable[[TargetOutcome, datetime], None] | None = None,
     ) -> None:
         if write_concurrency < 1:
             raise ValueError(f"write_concurrency must be at least 1, not {write_concurrency}")
@@ -184,6 +186,8 @@ class Reconciler:
         self._may_write = may_write
         self._shadows = shadows
         self._annotator = annotator
+        # Given each target's outcome as soon as it is final, on a writing tick (the daemon's flight recorder).
+        self._on_outcome = on_outcome
         self._memory: dict[TargetKey, Memory] = {}
         self._selectors: dict[TargetKey, _Selector] = {}
         self._offsets: dict[TargetKey, timedelta] = {}
@@ -220,20 +224,29 @@ class Reconciler:
         for work in works:
             self._guard(work, lambda w: self._select_pods_and_controllers(w, owners))
         pass_seconds, queries = self._read_metrics(works, now)
-        for work in works:
-            self._guard(work, lambda w: self._decide(w, now))
-        if write:
-            self._write_all(works, now)
-        for work in works:
+        outcomes: list[TargetOutcome | None] = [None] * len(works)
+        on_outcome = self._on_outcome if write else None
+
+        def finish(index: int, work: _Work) -> None:
+            """The target's tick is over: its memory kept, its outcome made and handed on at once (the
+            recorder then lets the previous one go during the tick, not after it)."""
             if write and work.decision is not None and not work.done:
                 self._remember(work)
-        outcomes = tuple(self._outcome(w, now) for w in works)
+            outcome = outcomes[index] = self._outcome(work, now)
+            if on_outcome is not None:
+                try:
+                    on_outcome(outcome, now)
+                except Exception as err:  # what the outcome is handed to must not end the tick
+                    log.error("outcome_handler_failed", target=str(work.key), error=f"{type(err).__name__}: {err}")
+
+        self._decide_and_write(works, now, write=write, finish=finish)
         return TickReport(
             started=now,
-            outcomes=outcomes,
+            outcomes=tuple(cast(list[TargetOutcome], outcomes)),
             seconds=time.monotonic() - started,
             metric_queries=queries,
             metric_seconds=pass_seconds,
+            recorded=on_outcome is not None,
         )
 
     def _guard(self, work: _Work, step: Callable[[_Work], None]) -> None:
@@ -503,17 +516,48 @@ class Reconciler:
 
     # --- 5. writes -----------------------------------------------------------------------------------------
 
-    def _write_all(self, works: Sequence[_Work], now: datetime) -> None:
-        todo = [w for w in works if w.decision is not None and not w.done]
-        pooled: list[_Work] = []
-        for work in todo:
-            # A target with nothing to send (most of a steady tick) is finished here, without the write pool.
-            self._guard(work, lambda w: pooled.append(w) if self._needs_io(w, now) else self._write(w, now))
-        todo = pooled
-        if not todo:
-            return
-        with ThreadPoolExecutor(max_workers=min(self._write_concurrency, len(todo))) as pool:
-            list(pool.map(lambda w: self._guard(w, lambda x: self._write(x, now)), todo))
+    def _decide_and_write(
+        self, works: Sequence[_Work], now: datetime, *, write: bool, finish: Callable[[int, _Work], None]
+    ) -> None:
+        """Each target decided, then written: on this thread when it has nothing to send (most of a steady
+        tick), else on the write pool as soon as its status is planned; `finish` as each one is done. At most
+        twice the pool's size are planned and not yet written: a plan holds the status document, and planning
+        every target first held all of them at once (~12 KiB per target on a tick that stores every status)."""
+        pool: ThreadPoolExecutor | None = None
+        waiting = threading.BoundedSemaphore(2 * self._write_concurrency)
+
+        def write_and_finish(index: int, work: _Work) -> None:
+            try:
+                self._guard(work, lambda w: self._write(w, now))
+                finish(index, work)
+            finally:
+                waiting.release()
+
+        try:
+            for index, work in enumerate(works):
+                self._guard(work, lambda w: self._decide(w, now))
+                if not write or work.decision is None or work.done:
+                    finish(index, work)
+                    continue
+                needs_io = False
+
+                def check(w: _Work) -> None:
+                    nonlocal needs_io
+                    needs_io = self._needs_io(w, now)
+                    if not needs_io:
+                        self._write(w, now)
+
+                self._guard(work, check)
+                if not needs_io or work.done:
+                    finish(index, work)
+                    continue
+                if pool is None:
+                    pool = ThreadPoolExecutor(max_workers=self._write_concurrency, thread_name_prefix="write")
+                waiting.acquire()
+                pool.submit(write_and_finish, index, work)
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=True)
 
     def _needs_io(self, work: _Work, now: datetime) -> bool:
         """Whether writing this target may call the API server: a scale write, an Event, or a status to store."""
@@ -534,7 +578,12 @@ class Reconciler:
             work.error, work.error_type = "not the leader: events and status not written", "fenced"
             return
         self._record_events(work)
-        self._write_status(work, now)
+        try:
+            self._write_status(work, now)
+        finally:
+            plan = work.status_plan
+            if plan is not None and plan[2] is not None:  # written (or not): its document is not needed again
+                work.status_plan = (plan[0], None, None, "")
 
     def _write_scale(self, work: _Work, now: datetime) -> None:
         assert work.decision is not None and isinstance(work.scale, Scale)

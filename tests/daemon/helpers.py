@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from autoscaler.core.types import Settings
-from autoscaler.daemon.model import Origin, Target, TargetKey
+from autoscaler.daemon.model import Origin, Target, TargetKey, TargetOutcome
 from autoscaler.daemon.reconciler import Reconciler
 from autoscaler.kube.cache import PodCache, WorkloadCache
 from autoscaler.kube.client import KubeClient
@@ -148,6 +148,7 @@ def daemon(
     settings: Settings | None = None,
     sleep: Callable[[float], None] = time.sleep,
     shadows: ShadowCache | None = None,
+    on_outcome: Callable[[TargetOutcome, datetime], None] | None = None,
 ) -> Iterator[Daemon]:
     """The reconciler over fresh caches; `sleep` is the state store's backoff between retries; `shadows` reads
     HPAs and ScaledObjects for shadow mode."""
@@ -171,6 +172,7 @@ def daemon(
             may_write=lambda: allowed[0],
             shadows=shadows,
             annotator=PodAnnotator(kube, concurrency=4, sleep=sleep),
+            on_outcome=on_outcome,
         )
         yield Daemon(reconciler, pods, workloads, states, allowed)
     finally:

@@ -9,7 +9,7 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -393,3 +393,21 @@ def test_the_daemon_runs_the_cyclic_collector_on_its_own_schedule() -> None:
     finally:
         daemon.stop_caches()
     assert gc.isenabled() and gc.get_freeze_count() == 0
+
+
+def test_outcomes_the_reconciler_recorded_are_not_recorded_again() -> None:
+    """A reconciler that hands each outcome to the recorder itself says so (`TickReport.recorded`): the loop
+    does not record them a second time (a run's `repeated` would count every decision twice)."""
+
+    class Recording(FakeReconciler):
+        def reconcile(self, targets: Sequence[Target], *, now: datetime, write: bool = True) -> TickReport:
+            report = super().reconcile(targets, now=now, write=write)
+            return replace(report, recorded=True)
+
+    clock = FakeClock(T0)
+    daemon = _daemon(StaticSource([target("web")]), Recording(), clock)
+    daemon.tick()
+    assert daemon.recorder.snapshots() == {}
+    plain = _daemon(StaticSource([target("web")]), FakeReconciler(), clock)
+    plain.tick()
+    assert [e["repeated"] for e in plain.recorder.snapshots()["shop/web"]] == [1]

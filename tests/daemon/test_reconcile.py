@@ -404,3 +404,33 @@ def test_an_ambiguous_decision_replays_from_its_snapshot(
             replayed = replay_data(snapshot)
             reasons = {c["type"]: c["reason"] for c in replayed["conditions"]}
             assert reasons["ScalingActive"] == "AmbiguousSelector"
+
+
+def test_each_outcome_is_handed_on_once_as_soon_as_it_is_final(
+    kube: KubeClient, setup: Setup, server: Any, prom: FakePrometheus
+) -> None:
+    """The daemon's flight recorder gets each target's outcome from the reconciler as the target finishes (so
+    its previous entry goes during the tick); a handler that fails is logged and ends nothing; a plan hands
+    nothing on."""
+    _web(setup, replicas=4)
+    _web(setup, replicas=2, name="api")
+    _web(setup, replicas=3, name="db")
+    handed: list[tuple[str, datetime]] = []
+
+    def handler(outcome: Any, now: datetime) -> None:
+        handed.append((outcome.key.name, now))
+        if outcome.key.name == "api":
+            raise RuntimeError("the recorder broke")
+
+    with daemon(kube, reader_for(prom), on_outcome=handler) as d:
+        d.wait_replicas("db", 3)
+        prom.values[query_for("web")] = 800  # web scales (a write on the pool); api and db hold
+        targets = [resource_target(setup, name) for name in ("web", "api", "db")]
+        report = d.reconciler.reconcile(targets, now=T0)
+        assert report.recorded
+        assert [o.key.name for o in report.outcomes] == ["web", "api", "db"]
+        assert sorted(handed) == [("api", T0), ("db", T0), ("web", T0)]
+        assert report.outcomes[0].wrote_scale and all(o.decision is not None for o in report.outcomes)
+        handed.clear()
+        plan = d.reconciler.reconcile(targets, now=T0 + timedelta(seconds=15), write=False)
+        assert not plan.recorded and handed == [] and len(plan.outcomes) == 3
