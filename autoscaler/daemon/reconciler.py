@@ -17,7 +17,6 @@ One target's failure, of any kind, is that target's outcome and never touches th
 
 from __future__ import annotations
 
-import threading
 import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
@@ -52,6 +51,8 @@ from autoscaler.spec.snapshot_out import DecisionInputs
 
 log = structlog.get_logger(__name__)
 
+# The write pool writes the targets queued for it when they are this many per worker (see _decide_and_write).
+WRITE_BATCH_PER_WORKER = 4
 # The key of a target's pod-deletion-cost metric in the tick's metric pass (its scaling metrics have indexes).
 COST_METRIC = "podDeletionCost"
 
@@ -520,18 +521,26 @@ class Reconciler:
         self, works: Sequence[_Work], now: datetime, *, write: bool, finish: Callable[[int, _Work], None]
     ) -> None:
         """Each target decided, then written: on this thread when it has nothing to send (most of a steady
-        tick), else on the write pool as soon as its status is planned; `finish` as each one is done. At most
-        twice the pool's size are planned and not yet written: a plan holds the status document, and planning
-        every target first held all of them at once (~12 KiB per target on a tick that stores every status)."""
+        tick), else queued for the write pool, which writes the queue whenever it holds WRITE_BATCH_PER_WORKER
+        targets per worker (this thread waiting); `finish` as each target is done. Planning every status first
+        held all of a tick's documents at once (~12 KiB per target on a tick that stores every status); writing
+        while this thread decides made the two fight for the interpreter (~30 % more CPU per tick)."""
         pool: ThreadPoolExecutor | None = None
-        waiting = threading.BoundedSemaphore(2 * self._write_concurrency)
+        queued: list[tuple[int, _Work]] = []
 
-        def write_and_finish(index: int, work: _Work) -> None:
-            try:
-                self._guard(work, lambda w: self._write(w, now))
-                finish(index, work)
-            finally:
-                waiting.release()
+        def write_and_finish(item: tuple[int, _Work]) -> None:
+            index, work = item
+            self._guard(work, lambda w: self._write(w, now))
+            finish(index, work)
+
+        def flush() -> None:
+            nonlocal pool
+            if not queued:
+                return
+            if pool is None:
+                pool = ThreadPoolExecutor(max_workers=self._write_concurrency, thread_name_prefix="write")
+            list(pool.map(write_and_finish, queued))
+            queued.clear()
 
         try:
             for index, work in enumerate(works):
@@ -551,10 +560,10 @@ class Reconciler:
                 if not needs_io or work.done:
                     finish(index, work)
                     continue
-                if pool is None:
-                    pool = ThreadPoolExecutor(max_workers=self._write_concurrency, thread_name_prefix="write")
-                waiting.acquire()
-                pool.submit(write_and_finish, index, work)
+                queued.append((index, work))
+                if len(queued) >= WRITE_BATCH_PER_WORKER * self._write_concurrency:
+                    flush()
+            flush()
         finally:
             if pool is not None:
                 pool.shutdown(wait=True)
