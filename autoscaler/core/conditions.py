@@ -19,6 +19,8 @@ def set_condition(
     for i, existing in enumerate(result):
         if existing.type == type_:
             changed = existing.status != status
+            if not changed and existing.reason == reason and existing.message == message:
+                return result  # the same condition: kept as it is (a steady target makes no new one each tick)
             result[i] = Condition(
                 type=type_,
                 status=status,

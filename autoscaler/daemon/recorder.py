@@ -135,7 +135,7 @@ class FlightRecorder:
             key=key,
             now=now,
             source=outcome.target.source,
-            origin=str(outcome.target.origin),
+            origin=outcome.target.origin.value,  # the member's own string (str() makes a new one each time)
             dry_run=outcome.dry_run,
             wrote_scale=outcome.wrote_scale,
             error=outcome.error,

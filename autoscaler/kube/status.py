@@ -12,6 +12,7 @@ This module must not compute any of the values it writes.
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -218,10 +219,11 @@ class CachedObject(Mapping[str, Any]):
     __slots__ = ("_fields", "_spec", "_status")
 
     def __init__(self, obj: Mapping[str, Any]) -> None:
-        fields = {key: value for key, value in obj.items() if key not in _AS_TEXT}
+        # apiVersion, kind and the namespace are the same few strings in thousands of objects: one each.
+        fields = {key: _interned(key, value) for key, value in obj.items() if key not in _AS_TEXT}
         meta = fields.get("metadata")
-        if isinstance(meta, Mapping) and "managedFields" in meta:
-            fields["metadata"] = {k: v for k, v in meta.items() if k != "managedFields"}
+        if isinstance(meta, Mapping):
+            fields["metadata"] = {k: _interned(k, v) for k, v in meta.items() if k != "managedFields"}
         self._fields = fields
         self._spec = _text(obj, "spec")
         self._status = _text(obj, "status")
@@ -263,6 +265,11 @@ class CachedObject(Mapping[str, Any]):
 
 
 _AS_TEXT = ("spec", "status")
+_INTERNED = frozenset({"apiVersion", "kind", "namespace", "name"})
+
+
+def _interned(key: str, value: Any) -> Any:
+    return sys.intern(value) if key in _INTERNED and type(value) is str else value
 
 
 def _text(obj: Mapping[str, Any], key: str) -> str | None:

@@ -17,6 +17,7 @@ GenerateHPAScaleDownRules. The field reference is docs/spec.md.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from sys import intern
 from typing import Any, Literal
 
 from pydantic import (
@@ -456,29 +457,33 @@ def _target(model: MetricTarget) -> core.MetricTarget:
 
 
 def _ref(model: CrossVersionObjectReference) -> core.ObjectReference:
-    return core.ObjectReference(kind=model.kind, name=model.name, api_version=model.api_version)
+    # Interned, as the names below: thousands of specs name the same kinds, versions, resources and metrics,
+    # and a target's name is also its workload's and its cache key's (one string, not one per spec).
+    return core.ObjectReference(kind=intern(model.kind), name=intern(model.name), api_version=intern(model.api_version))
 
 
 def metric_to_core(model: MetricSpec) -> core.MetricSpec:
     """One metric of a validated spec (its type's member is set, and no other) in core values."""
     kind = core.MetricSourceType(model.type)
     if model.resource is not None:
-        return core.MetricSpec(kind, _target(model.resource.target), resource_name=model.resource.name)
+        return core.MetricSpec(kind, _target(model.resource.target), resource_name=intern(model.resource.name))
     if model.container_resource is not None:
         src = model.container_resource
-        return core.MetricSpec(kind, _target(src.target), resource_name=src.name, container=src.container)
+        return core.MetricSpec(
+            kind, _target(src.target), resource_name=intern(src.name), container=intern(src.container)
+        )
     if model.pods is not None:
         return core.MetricSpec(
             kind,
             _target(model.pods.target),
-            metric_name=model.pods.metric.name,
+            metric_name=intern(model.pods.metric.name),
             metric_selector=selector_to_core(model.pods.metric.selector),
         )
     if model.object is not None:
         return core.MetricSpec(
             kind,
             _target(model.object.target),
-            metric_name=model.object.metric.name,
+            metric_name=intern(model.object.metric.name),
             metric_selector=selector_to_core(model.object.metric.selector),
             described_object=_ref(model.object.described_object),
         )
@@ -486,7 +491,7 @@ def metric_to_core(model: MetricSpec) -> core.MetricSpec:
     return core.MetricSpec(
         kind,
         _target(model.external.target),
-        metric_name=model.external.metric.name,
+        metric_name=intern(model.external.metric.name),
         metric_selector=selector_to_core(model.external.metric.selector),
     )
 
