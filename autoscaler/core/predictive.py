@@ -8,8 +8,10 @@ min/max apply to it as to the HPA's own. The model and its tuning: docs/performa
 
 The forecast, each sync period:
 - `required`: the largest need of the metrics; a saturated CPU reading (at or above `saturation_percent` of the
-  request) hides how much more is wanted, so it counts `saturation_factor` times (Knative's panic mode, in
-  spirit: scale by more than the reading shows while saturated);
+  request) hides how much more is wanted, so it counts `saturation_factor` times, plus `saturation_rise` x the
+  share of the need (without the factor) that rose within `burst_rise_seconds` (Knative's panic mode, in spirit:
+  scale by more than the reading shows while saturated; a reading that crept into saturation hides little, one
+  that jumped into it may hide a rise as large again);
 - the history keeps `(time, required, unboosted)` (`unboosted`: the need without the saturation factor) for the
   longest of the windows below; with less than `min_history_seconds` of it, or when the least-squares line
   through the last `trend_seconds` of the unboosted needs fits worse than `max_noise` (its RMS residual over the
@@ -27,8 +29,9 @@ The forecast, each sync period:
   `rise_margin` of that rise, at the same fill;
 - bursts: an unboosted need at least `burst_ratio` times the lowest of the `burst_rise_seconds` before it (at
   least one pod) rose faster than a new pod can start (a saturation onset alone is not one); such bursts come
-  back, so while one is in the last `burst_hold_seconds` the count covers the largest need (saturation factor
-  included) of that window at the target (Knative's panic mode: no scale-down while panicking);
+  back, so while one is in the last `burst_hold_seconds` the count covers the largest need of that window at the
+  target: as used (saturation factor included) or `burst_factor` x what was read, whichever is larger (a 60 s
+  mean understates the peak of a burst shorter than it; Knative's panic mode: no scale-down while panicking);
 - the count moves only when what it covers is more than `tolerance_up` above or `tolerance_down` below it
   (fewer, larger writes: up in one step to the forecast plus `headroom`, down in one step to what it covers).
   The fallback is the HPA's proposal, held on a scale-down as the HPA's tolerance and stabilization would
@@ -63,7 +66,8 @@ class PredictiveSpec:
     min_history_seconds: int = 60
     max_noise: float = 3.0
     saturation_percent: int = 95
-    saturation_factor: float = 2.0
+    saturation_factor: float = 1.3
+    saturation_rise: float = 1.0
     headroom: float = 0.0
     tolerance_up: float = 0.1
     tolerance_down: float = 0.3
@@ -73,7 +77,8 @@ class PredictiveSpec:
     fill: float = 0.8
     burst_ratio: float = 3.0
     burst_rise_seconds: int = 45
-    burst_hold_seconds: int = 1800
+    burst_hold_seconds: int = 1200
+    burst_factor: float = 1.3
     fill_noise: float = 0.0
     rise_margin: float = 0.3
 
@@ -101,12 +106,13 @@ class Forecast:
     proposal: int
     fallback: str = ""  # why the HPA's proposal was taken; "" when the forecast decided
     why: str = ""  # what set the count when the forecast decided
+    saturation_factor: float = 1.0  # how many times a saturated reading's need counted
 
     def explain(self) -> str:
         """One line: the forecast, its horizon and why the count."""
         if self.fallback:
             return f"predictive: fell back to the HPA's {self.hpa_proposal} ({self.fallback})"
-        sat = ", CPU saturated: need counted x2" if self.saturated else ""
+        sat = f", CPU saturated: need counted x{self.saturation_factor:.2f}" if self.saturated else ""
         return (
             f"predictive: need {self.required:.2f} pods now{sat}, trend {self.slope_per_minute:+.2f}/min, "
             f"forecast {self.forecast:.2f} in {self.horizon_seconds} s -> {self.proposal} "
@@ -138,10 +144,11 @@ def propose(
 ) -> tuple[int, tuple[Sample, ...], Forecast]:
     """The mode's proposal, the history to keep, and the explanation (`hpa_tolerance`: the HPA's, downwards)."""
     saturated = any(n.saturated for n in needs)
-    required = max((n.required * (spec.saturation_factor if n.saturated else 1.0) for n in needs), default=0.0)
     plain = max((n.required for n in needs), default=0.0)
     keep = max(spec.history_seconds, spec.scale_down_window_seconds, spec.trend_seconds, spec.burst_hold_seconds)
     kept = tuple(s for s in history if 0 < (now - s[0]).total_seconds() < keep)
+    factor = _saturation_factor(spec, kept, plain, now) if saturated else 1.0
+    required = max((n.required * (factor if n.saturated else 1.0) for n in needs), default=0.0)
     kept += ((now, required, plain),)
     span = (now - kept[0][0]).total_seconds()
 
@@ -163,6 +170,7 @@ def propose(
                 proposal=proposal,
                 fallback=fallback,
                 why=why,
+                saturation_factor=factor,
             ),
         )
 
@@ -218,7 +226,7 @@ def propose(
         cover = burst[1]
         why = (
             f"a burst x{burst[0]:.1f} in {spec.burst_rise_seconds} s within the last {spec.burst_hold_seconds} s: "
-            f"its window's largest need, {burst[1]:.2f}, at the target"
+            f"its window's largest need (as used, or x{spec.burst_factor:g} as read), {burst[1]:.2f}, at the target"
         )
     wanted = current
     if current <= 0 or cover > (1 + spec.tolerance_up) * current:
@@ -228,6 +236,15 @@ def propose(
     else:
         why = f"held: {cover:.2f} is within -{spec.tolerance_down:g}/+{spec.tolerance_up:g} of the current {current}"
     return answer(wanted, forecast, slope, noise, "", why)
+
+
+def _saturation_factor(spec: PredictiveSpec, kept: Sequence[Sample], plain: float, now: datetime) -> float:
+    """How many times a saturated need counts: the factor, plus `saturation_rise` x the share of it that just rose."""
+    if not spec.saturation_rise or plain <= 0:
+        return spec.saturation_factor
+    # The lowest need read within a start-up before now (none read: the whole need rose, as at a first reading).
+    low = min((s[2] for s in kept if (now - s[0]).total_seconds() <= spec.burst_rise_seconds), default=0.0)
+    return spec.saturation_factor + spec.saturation_rise * min(1.0, max(0.0, plain - low) / plain)
 
 
 def _fastest_rise(spec: PredictiveSpec, kept: Sequence[Sample], now: datetime) -> float:
@@ -251,7 +268,8 @@ def _burst(spec: PredictiveSpec, kept: Sequence[Sample], now: datetime) -> tuple
         return None
     window = [s for s in kept if (now - s[0]).total_seconds() < spec.burst_hold_seconds]
     # A burst is a rise of what the metrics read (the needs without the saturation factor: a saturation onset is
-    # not a burst by itself); its cover is the window's largest need as used, the factor included.
+    # not a burst by itself); its cover is the window's largest need as used, the factor included, or
+    # `burst_factor` x the need read, whichever is larger: a 60 s mean understates the peak of a shorter burst.
     for i, (when, _, need) in enumerate(window):
         low = math.inf
         j = i - 1
@@ -259,7 +277,7 @@ def _burst(spec: PredictiveSpec, kept: Sequence[Sample], now: datetime) -> tuple
             low = min(low, window[j][2])
             j -= 1
         if low < math.inf and need >= spec.burst_ratio * max(low, 1.0):
-            return need / max(low, 1.0), max(s[1] for s in window)
+            return need / max(low, 1.0), max(max(s[1], spec.burst_factor * s[2]) for s in window)
     return None
 
 

@@ -54,7 +54,15 @@ class PredictiveModel(BaseModel):
         ge=1,
         le=10,
         allow_inf_nan=False,
-        description="A saturated reading's need counts this many times.",
+        description="A saturated reading's need counts this many times, plus saturationRise x the share that rose.",
+    )
+    saturation_rise: float = Field(
+        _DEFAULTS.saturation_rise,
+        alias="saturationRise",
+        ge=0,
+        le=10,
+        allow_inf_nan=False,
+        description="Added to saturationFactor per share of the need that rose within burstRiseSeconds; 0: none.",
     )
     headroom: float = Field(
         _DEFAULTS.headroom, ge=0, le=10, allow_inf_nan=False, description="Extra share of pods above the forecast."
@@ -138,6 +146,14 @@ class PredictiveModel(BaseModel):
         le=3600,
         description="After a burst, the largest need of this window is covered at the target; 0: no burst rule.",
     )
+    burst_factor: float = Field(
+        _DEFAULTS.burst_factor,
+        alias="burstFactor",
+        ge=1,
+        le=10,
+        allow_inf_nan=False,
+        description="A burst's cover is at least this many times the largest need read in its window.",
+    )
 
     def to_core(self) -> PredictiveSpec:
         return PredictiveSpec(
@@ -148,6 +164,7 @@ class PredictiveModel(BaseModel):
             max_noise=self.max_noise,
             saturation_percent=self.saturation_percent,
             saturation_factor=self.saturation_factor,
+            saturation_rise=self.saturation_rise,
             headroom=self.headroom,
             tolerance_up=self.tolerance_up,
             tolerance_down=self.tolerance_down,
@@ -160,4 +177,5 @@ class PredictiveModel(BaseModel):
             burst_ratio=self.burst_ratio,
             burst_rise_seconds=self.burst_rise_seconds,
             burst_hold_seconds=self.burst_hold_seconds,
+            burst_factor=self.burst_factor,
         )

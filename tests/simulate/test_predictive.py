@@ -77,12 +77,27 @@ def test_a_rising_need_is_carried_a_start_up_ahead() -> None:
     )
 
 
-def test_a_saturated_cpu_reading_counts_more() -> None:
-    history = _history([4.0] * 6)
-    proposal, _, forecast = propose(SPEC, history, [Need(4.0, saturated=True)], hpa_proposal=6, current=4, now=NOW)
-    assert forecast.saturated and forecast.required == 8.0
-    assert proposal == 7  # ceil(8 x fill 0.8): more than the 6 the reading alone would get
-    assert "CPU saturated" in forecast.explain()
+@pytest.mark.parametrize(
+    ("before", "rise", "factor", "proposal"),
+    [
+        # 5 pods read for 90 s, then 5.6 saturated: 0.6 of the 5.6 rose, factor 1.3 + 0.6 / 5.6.
+        pytest.param(5.0, 1.0, 1.3 + 0.6 / 5.6, 7, id="crept-into-saturation-counts-little-more"),
+        # 2 pods read, then 5.6 saturated: 3.6 of the 5.6 rose within a start-up, factor 1.3 + 3.6 / 5.6.
+        pytest.param(2.0, 1.0, 1.3 + 3.6 / 5.6, 9, id="jumped-into-saturation-counts-up-to-factor-plus-rise"),
+        pytest.param(2.0, 0.0, 1.3, 6, id="saturationRise-0-the-factor-alone"),
+    ],
+)
+def test_a_saturated_cpu_reading_counts_more_the_faster_it_rose(
+    before: float, rise: float, factor: float, proposal: int
+) -> None:
+    # 4 pods saturated (a reading of 5.6 pods at the target); riseMargin 0 so that the fill alone sizes the count.
+    spec = PredictiveSpec(saturation_rise=rise, rise_margin=0.0)
+    history = _history([before] * 6)
+    chosen, kept, forecast = propose(spec, history, [Need(5.6, saturated=True)], hpa_proposal=8, current=4, now=NOW)
+    assert forecast.saturated and forecast.required == pytest.approx(5.6 * factor)
+    assert kept[-1][2] == 5.6  # the need read is kept without the factor
+    assert chosen == proposal  # ceil(5.6 x factor x fill 0.8): more than the 5 the reading alone would get
+    assert f"CPU saturated: need counted x{factor:.2f}" in forecast.explain()
 
 
 def test_a_fall_is_held_by_the_largest_need_of_the_window() -> None:
@@ -109,10 +124,11 @@ QUIET = [(ago, 1.0) for ago in range(300, 0, -15)]  # one pod needed every 15 s 
     ("history", "proposal", "why"),
     [
         pytest.param(
-            _timed([(1200, 1.0), (1185, 1.0), (1170, 1.0), (1155, 6.0), (1140, 2.0), *QUIET]),
-            6,
-            "a burst x6.0 in 45 s within the last 1800 s: its window's largest need, 6.00, at the target",
-            id="a-burst-20-minutes-ago-is-covered",
+            _timed([(1000, 1.0), (985, 1.0), (970, 1.0), (955, 6.0), (940, 2.0), *QUIET]),
+            8,
+            "a burst x6.0 in 45 s within the last 1200 s: its window's largest need (as used, or x1.3 as read), 7.80, "
+            "at the target",
+            id="a-burst-16-minutes-ago-is-covered-at-burstFactor-x-its-need",
         ),
         pytest.param(
             _timed([(1200, 1.0), (1185, 2.0), (1170, 2.5), (1155, 2.9), (1140, 2.0), *QUIET]),
@@ -121,7 +137,7 @@ QUIET = [(ago, 1.0) for ago in range(300, 0, -15)]  # one pod needed every 15 s 
             id="a-slower-rise-is-no-burst",
         ),
         pytest.param(
-            _timed([(1900, 1.0), (1885, 1.0), (1870, 6.0), (1855, 2.0), *QUIET]),
+            _timed([(1300, 1.0), (1285, 1.0), (1270, 6.0), (1255, 2.0), *QUIET]),
             1,
             "the forecast x fill 0.8",
             id="a-burst-older-than-the-hold-is-forgotten",
@@ -139,18 +155,32 @@ def _saturated(points: list[tuple[int, float, float]]) -> Samples:
     return tuple((NOW - timedelta(seconds=ago), need, unboosted) for ago, need, unboosted in points)
 
 
+def test_a_burst_is_covered_at_burst_factor_times_what_was_read() -> None:
+    # A burst 16 minutes ago read 6 pods: the count covers 1.3 x 6 = 7.8 (burstFactor 1.3), or 6 with 1.
+    history = _timed([(1000, 1.0), (985, 1.0), (970, 1.0), (955, 6.0), (940, 2.0), *QUIET])
+    for burst_factor, proposal in ((1.3, 8), (1.0, 6)):
+        spec = PredictiveSpec(burst_factor=burst_factor)
+        chosen, _, forecast = propose(spec, history, [Need(1.0)], hpa_proposal=1, current=3, now=NOW)
+        assert chosen == proposal and "a burst x6.0 in 45 s" in forecast.explain()
+
+
+# A saturated reading counted twice whatever its rise (the factor of the version before saturationRise): the need
+# as used doubles at a saturation onset.
+DOUBLED = PredictiveSpec(saturation_factor=2.0, saturation_rise=0.0)
+
+
 def test_a_saturation_onset_is_no_burst() -> None:
     # Two pods needed, then a saturated reading of 3.2 (x2: 6.4, three times the 2 before it): a burst by the
     # needs as used, but what the metrics read rose 1.6 times only. It is sized by the forecast at fill, not held
     # at the target for burstHoldSeconds.
     history = _timed([(ago, 2.0) for ago in range(300, 0, -15)])
-    chosen, kept, forecast = propose(SPEC, history, [Need(3.2, saturated=True)], hpa_proposal=5, current=2, now=NOW)
+    chosen, kept, forecast = propose(DOUBLED, history, [Need(3.2, saturated=True)], hpa_proposal=5, current=2, now=NOW)
     assert kept[-1] == (NOW, 6.4, 3.2)
     assert forecast.fallback == "" and chosen == 6  # ceil((6.4 + 0.3 x the 1.2 read) x 0.8)
     assert "burst" not in forecast.explain()
-    # The same rise read unsaturated (an rps metric) is a burst.
-    chosen, _, forecast = propose(SPEC, history, [Need(6.4)], hpa_proposal=7, current=2, now=NOW)
-    assert chosen == 7 and "a burst x3.2 in 45 s" in forecast.explain()
+    # The same rise read unsaturated (an rps metric) is a burst: covered at 1.3 x 6.4 = 8.32.
+    chosen, _, forecast = propose(DOUBLED, history, [Need(6.4)], hpa_proposal=7, current=2, now=NOW)
+    assert chosen == 9 and "a burst x3.2 in 45 s" in forecast.explain()
 
 
 @pytest.mark.parametrize(
@@ -178,7 +208,7 @@ def test_a_saturation_onset_is_no_trend() -> None:
     history = _saturated(
         [(ago, 4.5, 4.5) for ago in range(240, 60, -15)] + [(ago, 9.0, 4.5) for ago in (60, 45, 30, 15)]
     )
-    chosen, _, forecast = propose(SPEC, history, [Need(4.5, saturated=True)], hpa_proposal=6, current=5, now=NOW)
+    chosen, _, forecast = propose(DOUBLED, history, [Need(4.5, saturated=True)], hpa_proposal=6, current=5, now=NOW)
     assert forecast.fallback == "" and forecast.slope_per_minute == 0.0
     assert forecast.forecast == pytest.approx(9.0) and chosen == 8  # ceil(9 x 0.8)
 
