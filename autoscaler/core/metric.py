@@ -7,6 +7,7 @@ status entry the HPA would report for it.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -147,7 +148,7 @@ def compute_metric(
     return MetricResult(
         index=index,
         spec=spec,
-        name=name,
+        name=sys.intern(name),  # the same few names in every decision of every target: one string each
         tolerances=tolerances,
         proposed_replicas=calculation.replicas,
         status=status,
