@@ -36,7 +36,7 @@ from autoscaler.core.shadow import ShadowReading
 from autoscaler.core.state import compact_recommendations, newest_recommendation_time, refresh_offset
 from autoscaler.core.types import MetricFailure, MetricInput, Pod, Scale, ScaleFailure, Settings
 from autoscaler.daemon.model import Origin, Target, TargetKey, TargetOutcome, TickReport
-from autoscaler.daemon.persist import Memory, StateStore, memory_from_status, stored_text, write_reason
+from autoscaler.daemon.persist import Memory, StateStore, memory_from_status, stored_status, write_reason
 from autoscaler.kube.cache import APPS_KINDS, PodCache, WorkloadCache
 from autoscaler.kube.errors import KubeError
 from autoscaler.kube.events import EventRecorder, InvolvedObject
@@ -283,22 +283,22 @@ class Reconciler:
             if write:
                 self._memory[work.key] = memory
         elif memory.stored is not None and isinstance(work.target.stored, CachedObject):
-            # The status this daemon stored, as the cache got it back: one copy of the text, the cache's.
-            text = work.target.stored.text("status")
-            if text is not None and text is not memory.stored and text == memory.stored:
-                memory = replace(memory, stored=text)
+            # The status this daemon stored, as the cache got it back: one copy of it, the cache's.
+            packed = work.target.stored.packed_status()
+            if packed is not None and packed is not memory.stored and packed == memory.stored:
+                memory = replace(memory, stored=packed)
                 if write:
                     self._memory[work.key] = memory
         work.memory = memory
 
     def _load(self, target: Target, now: datetime) -> Memory:
         where = target.source or str(target.key)
-        text = None
+        packed = None
         if target.origin == Origin.RESOURCE:
             stored = (target.stored or {}).get("status")
             document = stored if isinstance(stored, Mapping) else None
             if document is not None and isinstance(target.stored, CachedObject):
-                text = target.stored.text("status")  # the cache's text of it, kept as is
+                packed = target.stored.packed_status()  # the cache's copy of it, kept as is
         elif self._states is None:
             return Memory()
         else:
@@ -308,7 +308,12 @@ class Reconciler:
                 log.warning("stored_status_unreadable", where=where, error=str(err))
                 return Memory()
         return memory_from_status(
-            document, where=where, now=now, refresh_seconds=self._refresh, offset=self._offset(target.key), text=text
+            document,
+            where=where,
+            now=now,
+            refresh_seconds=self._refresh,
+            offset=self._offset(target.key),
+            packed=packed,
         )
 
     # --- 2. scales, pods, the selector index ---------------------------------------------------------------
@@ -752,7 +757,7 @@ class Reconciler:
                 self._states.save(target.key.namespace, target.key.name, document)
                 work.wrote_status = True
             work.memory = replace(
-                work.memory, stored=stored_text(document), saved_at=newest_recommendation_time(work.decision.state)
+                work.memory, stored=stored_status(document), saved_at=newest_recommendation_time(work.decision.state)
             )
         except KubeError as err:
             log.warning("status_write_failed", target=str(work.key), error=str(err))

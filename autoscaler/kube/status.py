@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -40,6 +41,92 @@ API_VERSION = f"{GROUP}/{VERSION}"
 def format_time(when: datetime) -> str:
     """metav1.Time: RFC 3339 in UTC, whole seconds."""
     return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# A stored status, packed: zlib (a 4 KiB window) with a preset dictionary of the words every status document
+# uses (its keys, the metric types, the HPA's condition types, reasons and messages), most common last, where
+# zlib reaches them cheapest. A ~1 KiB status keeps in ~150-250 bytes; the cache and each target's memory keep
+# one such copy (docs/performance.md). Packing is deterministic in one process: equal texts pack to equal bytes.
+_STATUS_WORDS = json.dumps(
+    {
+        "shadow": {"theirs": 1, "ours": 1, "agree": True},
+        "lastScaleTime": "2026-01-01T00:00:00Z",
+        "currentMetrics": [
+            {"type": "External", "external": {"metric": {"name": "", "selector": {"matchLabels": {}}}}},
+            {"type": "Object", "object": {"describedObject": {"apiVersion": "apps/v1", "kind": "Deployment"}}},
+            {"type": "ContainerResource", "containerResource": {"name": "memory", "container": ""}},
+            {"type": "Pods", "pods": {"metric": {"name": ""}, "current": {"averageValue": ""}}},
+            {"type": "Resource", "resource": {"name": "cpu", "current": {"averageValue": "", "averageUtilization": 1}}},
+        ],
+        "conditions": [
+            {"type": "AbleToScale", "status": "False", "reason": "FailedGetScale", "message": "the HPA controller"},
+            {"type": "ScalingActive", "status": "False", "reason": "FailedGetResourceMetric", "message": "invalid"},
+            {
+                "type": "ScalingLimited",
+                "status": "True",
+                "reason": "TooManyReplicas",
+                "message": "the desired replica count is more than the maximum replica count",
+            },
+            {
+                "type": "AbleToScale",
+                "status": "True",
+                "reason": "ScaleDownStabilized",
+                "message": "recent "
+                "recommendations were higher than current one, applying the highest recent recommendation",
+            },
+            {
+                "type": "AbleToScale",
+                "status": "True",
+                "reason": "SucceededRescale",
+                "message": "the HPA controller was able to update the target scale to",
+            },
+            {
+                "type": "AbleToScale",
+                "status": "True",
+                "reason": "ReadyForNewScale",
+                "message": "recommended size matches current size",
+                "lastTransitionTime": "2026-01-01T00:00:00Z",
+            },
+            {
+                "type": "ScalingActive",
+                "status": "True",
+                "reason": "ValidMetricFound",
+                "message": "the HPA was able to "
+                "successfully calculate a replica count from cpu resource utilization (percentage of request)",
+                "lastTransitionTime": "2026-01-01T00:00:00Z",
+            },
+            {
+                "type": "ScalingLimited",
+                "status": "False",
+                "reason": "DesiredWithinRange",
+                "message": "the desired count is within the acceptable range",
+                "lastTransitionTime": "2026-01-01T00:00:00Z",
+            },
+        ],
+        "observedGeneration": 1,
+        "behaviorState": {
+            "recommendations": [{"replicas": 1, "timestamp": "2026-01-01T00:00:00.000000Z"}],
+            "scaleUpEvents": [{"replicas": 1, "timestamp": "2026-01-01T00:00:00.000000Z"}],
+            "scaleDownEvents": [],
+        },
+        "reference": "Deployment/",
+        "targets": "cpu: 1%/1%, 1/1 (avg)",
+    },
+    separators=(",", ":"),
+).encode()
+_PACK_WBITS = -12  # raw deflate, a 4 KiB window: the words and a status fit it, and set-up costs ~1/10 of 32 KiB's
+
+
+def pack_status(text: str) -> bytes:
+    """A status document's compact JSON text, packed as the cache and the daemon's memory keep it."""
+    packer = zlib.compressobj(1, zlib.DEFLATED, _PACK_WBITS, 4, zdict=_STATUS_WORDS)
+    return packer.compress(text.encode()) + packer.flush()
+
+
+def unpack_status(data: bytes) -> str:
+    """The text `pack_status` packed."""
+    unpacker = zlib.decompressobj(_PACK_WBITS, zdict=_STATUS_WORDS)
+    return (unpacker.decompress(data) + unpacker.flush()).decode()
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,13 +294,15 @@ class StatusWriter:
 
 class CachedObject(Mapping[str, Any]):
     """What AutoscalerCache keeps of an object: all of it but `metadata.managedFields` (the API server's field
-    ownership records, often larger than the spec, that no reader of the cache needs), with the `spec` and the
-    `status` kept as compact JSON text and decoded at each read of them (a fresh dict each time).
+    ownership records, often larger than the spec, that no reader of the cache needs), with the `spec` kept as
+    compact JSON text and the `status` as that text packed (`pack_status`), each decoded at each read of it (a
+    fresh dict each time).
 
     The status (conditions, current metrics, the behaviour state) is the largest part of the object and is
     read only when a target is first seen and when its status is written; as decoded JSON it cost ~18 KiB per
-    object, ~180 MiB at 10,000 objects (docs/performance.md). The spec is read when its resourceVersion
-    changes; `text` gives either as stored, to compare or keep without decoding it.
+    object, ~180 MiB at 10,000 objects, as text ~1.1 KiB, packed ~0.2 KiB (docs/performance.md). The spec is
+    read when its resourceVersion changes; `text` gives either as text, `packed_status` the status as kept, to
+    compare or keep without decoding it.
     """
 
     __slots__ = ("_fields", "_spec", "_status")
@@ -226,16 +315,23 @@ class CachedObject(Mapping[str, Any]):
             fields["metadata"] = {k: _interned(k, v) for k, v in meta.items() if k != "managedFields"}
         self._fields = fields
         self._spec = _text(obj, "spec")
-        self._status = _text(obj, "status")
+        status = _text(obj, "status")
+        self._status = None if status is None else pack_status(status)
 
     def text(self, key: str) -> str | None:
-        """The `spec` or `status` as compact JSON text, None when the object has none."""
+        """The `spec` (as kept) or `status` (unpacked anew) as compact JSON text, None when the object has none."""
         if key not in _AS_TEXT:
             raise KeyError(f"{key}: only {', '.join(_AS_TEXT)} are kept as text")
-        return self._spec if key == "spec" else self._status
+        if key == "spec":
+            return self._spec
+        return None if self._status is None else unpack_status(self._status)
+
+    def packed_status(self) -> bytes | None:
+        """The `status` as kept (`pack_status`), None when the object has none."""
+        return self._status
 
     def share_texts(self, older: CachedObject) -> None:
-        """Take an older version's `spec` and `status` text objects where they are equal to this one's, so that
+        """Take an older version's `spec` text and packed `status` where they are equal to this one's, so that
         what still holds the older ones (a parsed spec, a target's memory) holds no second copy."""
         if self._spec is not older._spec and self._spec == older._spec:
             self._spec = older._spec
@@ -251,11 +347,18 @@ class CachedObject(Mapping[str, Any]):
         return self._fields[key]
 
     def __contains__(self, key: object) -> bool:
-        return key in self._fields or (key in _AS_TEXT and self.text(str(key)) is not None)
+        return (
+            key in self._fields
+            or (key == "spec" and self._spec is not None)
+            or (key == "status" and self._status is not None)
+        )
 
     def __iter__(self) -> Iterator[str]:
         yield from self._fields
-        yield from (key for key in _AS_TEXT if self.text(key) is not None)
+        if self._spec is not None:
+            yield "spec"
+        if self._status is not None:
+            yield "status"
 
     def __len__(self) -> int:
         return len(self._fields) + (self._spec is not None) + (self._status is not None)
@@ -286,7 +389,7 @@ def cached_object(obj: Mapping[str, Any]) -> CachedObject:
 
 
 class AutoscalerCache:
-    """PrometheusAutoscaler objects (`CachedObject`s: without managedFields, the status as text) from
+    """PrometheusAutoscaler objects (`CachedObject`s: without managedFields, the status packed) from
     list+watch, in the given namespaces or all."""
 
     def __init__(

@@ -9,6 +9,7 @@ import pytest
 
 from autoscaler.core.types import Recommendation
 from autoscaler.daemon.persist import memory_from_status, write_reason
+from autoscaler.kube.status import pack_status
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 SAVED_AT = T0
@@ -136,7 +137,8 @@ def test_a_stored_status_is_restored_conservatively() -> None:
         Recommendation(4, T0 + timedelta(seconds=50)),
     )
     assert memory.document == doc() and memory.document is not memory.document  # kept as text, decoded anew
-    assert memory_from_status(doc(), where="test", text='{"a":1}').stored == '{"a":1}'  # the caller's text, kept
+    packed = pack_status('{"a":1}')
+    assert memory_from_status(doc(), where="test", packed=packed).stored is packed  # the caller's copy, kept
     as_stored = memory_from_status(doc(), where="test")
     assert as_stored.state.recommendations == (
         Recommendation(5, T0 - timedelta(seconds=15)),

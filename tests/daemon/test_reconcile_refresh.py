@@ -9,7 +9,7 @@ from typing import Any
 
 from autoscaler.core.state import refresh_offset
 from autoscaler.daemon.model import TargetOutcome
-from autoscaler.kube.status import cached_object
+from autoscaler.kube.status import cached_object, unpack_status
 from tests.daemon.helpers import PAS, FakePrometheus, daemon, query_for, reader_for, resource_target, spec_doc
 from tests.kube.conftest import NS, Setup
 
@@ -46,14 +46,14 @@ def test_a_steady_target_writes_its_status_once_then_every_refresh(kube: Any, se
         assert stored == [{"replicas": 4, "timestamp": "2026-03-01T12:02:30Z"}]
         (remembered,) = d.reconciler._memory.values()
         assert remembered.state.recommendations is not None and len(remembered.state.recommendations) == 1
-        # what it remembers having stored is compact JSON text, decoded to what the API server holds
-        assert isinstance(remembered.stored, str) and ": " not in remembered.stored
+        # what it remembers having stored is compact JSON text packed, decoded to what the API server holds
+        assert isinstance(remembered.stored, bytes) and ": " not in unpack_status(remembered.stored)
         assert remembered.document == setup.get(f"{PAS}/web")["status"]
-        # once the cache holds what was stored, the memory keeps the cache's text of it, not a second copy
+        # once the cache holds what was stored, the memory keeps the cache's copy of it, not a second one
         cached = replace(resource_target(setup, "web"), stored=cached_object(setup.get(f"{PAS}/web")))
         (outcome,) = d.reconciler.reconcile([cached], now=at(155)).outcomes
         assert not outcome.wrote_status
-        assert cached.stored is not None and d.reconciler._memory[cached.key].stored is cached.stored.text("status")
+        assert cached.stored is not None and d.reconciler._memory[cached.key].stored is cached.stored.packed_status()
 
         prom.values[query_for("web")] = 800  # anything that matters is written at once
         (outcome,) = d.reconciler.reconcile([resource_target(setup, "web")], now=at(165)).outcomes
