@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 if TYPE_CHECKING:  # the extensions' own modules import this one
     from autoscaler.core.deletion_cost import PodDeletionCost
@@ -279,10 +279,30 @@ def _milli_column(values: Sequence[int]) -> Sequence[int]:
         return tuple(values)
 
 
-class _Columns:
-    """Per-pod columns of a reading: the pods' names, sample times, windows and milli-values (one entry each)."""
+T = TypeVar("T")
 
-    __slots__ = ("names", "stamps", "values", "windows")
+
+def _once_if_same(column: Sequence[T]) -> T | tuple[T, ...]:
+    """A column as kept: its one value when every entry is equal (a reading's sample times and windows nearly
+    always are), else a tuple; `_column` gives it back as a tuple."""
+    if column:
+        first = column[0]
+        if column.count(first) == len(column):  # C's loop, identity first
+            return first
+    return tuple(column)
+
+
+def _column(kept: object, size: int) -> tuple[Any, ...]:
+    return kept if type(kept) is tuple else (kept,) * size
+
+
+class _Columns:
+    """Per-pod columns of a reading: the pods' names, sample times, windows and milli-values (one entry each).
+
+    A column whose entries are all equal (the sample times and windows of one query's answer) keeps its one
+    value: ~0.25 KiB less per reading of 10 pods."""
+
+    __slots__ = ("_stamps", "_windows", "names", "values")
 
     def __init__(
         self, names: Sequence[str], stamps: Sequence[datetime], windows: Sequence[float], values: Sequence[int]
@@ -292,10 +312,18 @@ class _Columns:
                 f"reading columns differ in length: {len(names)} names, {len(stamps)} stamps, "
                 f"{len(windows)} windows, {len(values)} values"
             )
-        self.names = tuple(names)
-        self.stamps = tuple(stamps)
-        self.windows = tuple(windows)
+        self.names = names if type(names) is tuple else tuple(names)
+        self._stamps = _once_if_same(stamps)
+        self._windows = _once_if_same(windows)
         self.values = _milli_column(values)
+
+    @property
+    def stamps(self) -> tuple[datetime, ...]:
+        return _column(self._stamps, len(self.names))
+
+    @property
+    def windows(self) -> tuple[float, ...]:
+        return _column(self._windows, len(self.names))
 
 
 class _Frozen:
@@ -321,7 +349,7 @@ class ResourceReading(_Frozen):
     __slots__ = ("_columns", "_containers", "_pods", "_resource")
     _pods: tuple[PodUsage, ...] | None
     _columns: _Columns | None
-    _containers: tuple[str, ...]
+    _containers: str | tuple[str, ...]  # one name when every pod's is the same (`_once_if_same`)
     _resource: str
 
     def __init__(self, pods: Iterable[PodUsage] = ()) -> None:
@@ -349,7 +377,7 @@ class ResourceReading(_Frozen):
         reading = cls.__new__(cls)
         object.__setattr__(reading, "_pods", None)
         object.__setattr__(reading, "_columns", columns)
-        object.__setattr__(reading, "_containers", tuple(containers))
+        object.__setattr__(reading, "_containers", _once_if_same(containers))
         object.__setattr__(reading, "_resource", resource)
         return reading
 
@@ -362,15 +390,21 @@ class ResourceReading(_Frozen):
         return tuple(
             PodUsage(name, stamp, window, (ContainerUsage(container, {resource: value}),))
             for name, stamp, window, container, value in zip(
-                columns.names, columns.stamps, columns.windows, self._containers, columns.values, strict=True
+                columns.names,
+                columns.stamps,
+                columns.windows,
+                _column(self._containers, len(columns.names)),
+                columns.values,
+                strict=True,
             )
         )
 
     def one_container_columns(self) -> tuple[str, _Columns, tuple[str, ...]] | None:
         """(resource, columns, container names) when made from columns, else None (for the calculator's fast path)."""
-        if self._columns is None:
+        columns = self._columns
+        if columns is None:
             return None
-        return self._resource, self._columns, self._containers
+        return self._resource, columns, _column(self._containers, len(columns.names))
 
     def __eq__(self, other: object) -> bool:
         return self.pods == other.pods if isinstance(other, ResourceReading) else NotImplemented

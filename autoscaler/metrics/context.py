@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar, cast
 
@@ -31,6 +31,7 @@ class ReadContext:
     now: datetime
     sync_period_seconds: float = 15.0  # --horizontal-pod-autoscaler-sync-period default
     target: ObjectReference | None = None
+    _sorted_names: tuple[str, ...] | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.now.tzinfo is None or self.now.utcoffset() is None:
@@ -42,6 +43,15 @@ class ReadContext:
     def pod_names(self) -> frozenset[str]:
         """The names of the target's pods."""
         return frozenset(pod.name for pod in self.pods)
+
+    def sorted_pod_names(self) -> tuple[str, ...]:
+        """The names of the target's pods, sorted: made once, so the per-pod readings of one target's metrics share
+        one names column when each has a value for every pod."""
+        names = self._sorted_names
+        if names is None:
+            names = tuple(sorted(pod.name for pod in self.pods))
+            object.__setattr__(self, "_sorted_names", names)  # a cache, not state: equal however often it is made
+        return names
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ target keeps its own pods (see `evaluate.py`). No I/O here.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import ClassVar
 
@@ -303,7 +303,7 @@ class ResourceSource(_PerPodSource):
             found_names = [labels[row].get(container_label) or "" for row, _ in rows]
             return ResourceReading.from_columns(
                 resource=resource,
-                names=[pod for pod, _ in ordered],
+                names=_names_column(request, found),
                 # one string per container name and one time per sample time, kept by the readings
                 containers=[names.setdefault(name, name) for name in found_names],
                 stamps=[times.get(oldest) or times.setdefault(oldest, utc(oldest)) for _, oldest in rows],
@@ -377,8 +377,17 @@ class PodsSource(_PerPodSource):
             stamps.append(times.get(sample_time) or times.setdefault(sample_time, utc(sample_time)))
             milli.append(to_milli(values[row]))
         return PodsReading.from_columns(
-            names=names, stamps=stamps, windows=[plan.window_seconds] * len(names), values=milli
+            names=_names_column(request, found), stamps=stamps, windows=[plan.window_seconds] * len(names), values=milli
         )
+
+
+def _names_column(request: MetricRequest, found: Mapping[str, object]) -> Sequence[str]:
+    """A reading's names column: the target's one sorted tuple of its pods' names when every pod has a value (the
+    common case; each of the target's readings then shares it), else the names found, sorted."""
+    context = request.context
+    if len(found) == len(context.pods):  # the pods found are some of the target's: here all of them
+        return context.sorted_pod_names()
+    return sorted(found)
 
 
 class _OneValueSource(PrometheusSource):

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from autoscaler.core.calculator import pods_pod_metrics, resource_pod_metrics
 from autoscaler.core.errors import MetricComputationError
-from autoscaler.core.types import ContainerUsage, PodsReading, PodUsage, PodValue, ResourceReading
+from autoscaler.core.types import ContainerUsage, PodsReading, PodUsage, PodValue, ResourceReading, Settings
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 INT64 = 2**63 - 1
@@ -96,3 +96,56 @@ def test_columns_of_different_lengths_are_refused() -> None:
         ResourceReading.from_columns(
             resource="cpu", names=["a"], containers=["x", "y"], stamps=[T0], windows=[60.0], values=[1]
         )
+
+
+def test_a_column_of_equal_entries_is_kept_once() -> None:
+    """One query's answer gives every pod the same sample time, window and (often) container name: each is kept
+    as one value, and read back as the column it was."""
+    ten = [f"p{i}" for i in range(10)]
+    uniform = ResourceReading.from_columns(
+        resource="cpu", names=ten, containers=["app"] * 10, stamps=[T0] * 10, windows=[60.0] * 10, values=range(10)
+    )
+    resource, table, containers = uniform.one_container_columns() or ("", None, ())
+    assert table is not None and resource == "cpu"
+    assert (table._stamps, table._windows, uniform._containers) == (T0, 60.0, "app")  # one value each
+    assert (table.stamps, table.windows, containers) == ((T0,) * 10, (60.0,) * 10, ("app",) * 10)
+    later = T0 + timedelta(seconds=15)
+    mixed = PodsReading.from_columns(names=["a", "b"], stamps=[T0, later], windows=[60.0, 60.0], values=[1, 2])
+    table = mixed.columns()
+    assert table is not None and table._stamps == (T0, later) and table._windows == 60.0
+    assert mixed.items == (PodValue("a", 1, T0, 60.0), PodValue("b", 2, later, 60.0))
+
+
+def test_the_ready_group_is_the_readings_names_column() -> None:
+    """Every pod ready and measured (the common case): a metric's ready group is its reading's names column, the
+    same tuple, not a copy of it (one names tuple per target instead of three: docs/performance.md)."""
+    from autoscaler.core.calculator import Tolerances, plain_metric_replicas
+    from autoscaler.core.types import Pod
+
+    names = tuple(f"p{i}" for i in range(4))
+    pods = [Pod(name, "Running", ready="True", start_time=T0 - timedelta(hours=1)) for name in reversed(names)]
+    reading = PodsReading.from_columns(names=names, stamps=[T0] * 4, windows=[60.0] * 4, values=[500] * 4)
+    result = plain_metric_replicas(
+        current_replicas=4,
+        target_usage=250,
+        resource="",
+        metrics=pods_pod_metrics(reading),
+        pods=pods,
+        tolerances=Tolerances(0.1, 0.1),
+        settings=Settings(),
+        now=T0,
+    )
+    assert result.replicas == 8 and result.pods is not None
+    assert result.pods.ready == names and result.pods.ready is names
+    one_missing = PodsReading.from_columns(names=names[:3], stamps=[T0] * 3, windows=[60.0] * 3, values=[500] * 3)
+    result = plain_metric_replicas(
+        current_replicas=4,
+        target_usage=250,
+        resource="",
+        metrics=pods_pod_metrics(one_missing),
+        pods=pods,
+        tolerances=Tolerances(0.1, 0.1),
+        settings=Settings(),
+        now=T0,
+    )
+    assert result.pods is not None and result.pods.ready == names[:3] and result.pods.missing == ("p3",)

@@ -79,7 +79,8 @@ def test_one_query_per_namespace_per_template(
     requests = _requests(t)
     for tick in range(2):
         now = t + timedelta(seconds=tick)  # a later tick asks again: nothing is cached across ticks
-        tick_requests = [request(r.spec, context(r.context.namespace, now, *r.context.pods), None) for r in requests]
+        contexts = {id(r.context): context(r.context.namespace, now, *r.context.pods) for r in requests}
+        tick_requests = [request(r.spec, contexts[id(r.context)], None) for r in requests]  # one context per target
         proxy.clear()
         result = reader.read(tick_requests)
         per_template = Counter(
@@ -107,6 +108,13 @@ def test_one_query_per_namespace_per_template(
                 )
             else:
                 assert outcome == ExternalReading((99000,), t)
+        # A target's per-pod readings share one names column (every pod measured): one tuple, not one per metric.
+        for index in range(0, len(requests), 3):
+            cpu, inflight = result.outcomes[index], result.outcomes[index + 1]
+            assert isinstance(cpu, ResourceReading) and isinstance(inflight, PodsReading)
+            cpu_columns, inflight_columns = cpu.one_container_columns(), inflight.columns()
+            assert cpu_columns is not None and inflight_columns is not None
+            assert cpu_columns[1].names is inflight_columns.names
 
 
 def test_concurrency_is_bounded(proxy: Proxy, make_reader: Callable[..., MetricsReader], base_time: datetime) -> None:
