@@ -224,3 +224,38 @@ def test_the_label_index_follows_a_pod_relabelled_and_deleted() -> None:
     assert names("app=a") == [] and names("tier=web") == [] and names("app=b") == ["p"]
     informer._apply(event("DELETED", {"app": "b"}, "4"), context)
     assert names("app=b") == [] and informer._index == {NS: {}}
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_label_index_answers_as_a_scan_does_through_adds_relabels_and_deletes(seed: int) -> None:
+    """Label pairs shared by a few pods keep their names in a tuple, by many (past SMALL_NAMES) in a dict: either
+    way, after any sequence of events, a selector finds exactly the pods a scan of the store finds."""
+    import random
+
+    from autoscaler.core.labels import parse_selector
+    from autoscaler.kube.informer import SMALL_NAMES, Informer, ListWatch
+    from autoscaler.kube.pods import pod_from_json
+
+    informer = Informer(
+        None,  # type: ignore[arg-type]  # never started: events are applied by hand
+        ListWatch(lambda: None, (), RequestContext(verb="list", resource="pods")),
+        transform=pod_from_json,
+        labels_of=lambda pod: pod.labels,
+    )
+    context = RequestContext(verb="watch", resource="pods")
+    rng = random.Random(seed)
+    pods = [f"p{i}" for i in range(3 * SMALL_NAMES)]
+    selectors = [parse_selector(s) for s in ("app=a", "app=b", "app=a,tier=web", "tier in (web,db)", "app=c")]
+    for version in range(1, 600):
+        name = rng.choice(pods)
+        labels = {"app": rng.choice("aab")} | ({"tier": rng.choice(["web", "db"])} if rng.random() < 0.5 else {})
+        kind = "DELETED" if rng.random() < 0.2 else rng.choice(["ADDED", "MODIFIED"])
+        meta = {"name": name, "namespace": NS, "labels": labels, "resourceVersion": str(version)}
+        informer._apply({"type": kind, "object": {"metadata": meta, "status": {"phase": "Running"}}}, context)
+        if version % 7 == 0:
+            stored = informer.items(NS)
+            for selector in selectors:
+                found = sorted(pod.name for pod in informer.select(NS, selector))
+                assert found == sorted(pod.name for pod in stored if selector.matches(pod.labels)), (version, selector)
+    sizes = {len(names) for names in informer._index[NS].values()}
+    assert max(sizes) > SMALL_NAMES  # the dict form was reached too
