@@ -5,6 +5,7 @@ A condition keeps its place in the list; its lastTransitionTime changes only whe
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -25,9 +26,9 @@ def set_condition(
                 type=type_,
                 status=status,
                 reason=reason,
-                message=message,
+                message=sys.intern(message),  # the same few messages in thousands of targets' conditions: one each
                 last_transition_time=now if changed else existing.last_transition_time,
             )
             return result
-    result.append(Condition(type_, status, reason, message, now))
+    result.append(Condition(type_, status, reason, sys.intern(message), now))
     return result

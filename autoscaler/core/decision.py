@@ -11,6 +11,7 @@ shouldComputeMetricsForZeroReplicas and the ScaledToZero condition).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -481,8 +482,10 @@ def decide(
 
 
 def _noted(summary: str, notes: Sequence[str]) -> str:
-    """A summary with what the extensions did appended ("...; fallback hold for metric 0 (queue), ...")."""
-    return "; ".join([summary, *notes]) if notes else summary
+    """A summary with what the extensions did appended ("...; fallback hold for metric 0 (queue), ..."), interned:
+    the few summaries of steady targets ("stay at 10: metrics propose 10") are then one string each, however many
+    decisions the flight recorder keeps."""
+    return sys.intern("; ".join([summary, *notes]) if notes else summary)
 
 
 def _fallback_report(run: _Reconcile, rules: fallbacks.Fallback, prepared: fallbacks.Prepared) -> None:

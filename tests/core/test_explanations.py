@@ -120,3 +120,23 @@ def test_the_text_output_names_the_pods_that_held_the_decision(tmp_path: Path) -
     text = out.getvalue()
     assert "hold: no metric could be computed (cpu resource: 0 ready, 2 unready, 0 missing, 0 ignored pods)" in text
     assert "    pods: ready 0, unready 2, missing 0, ignored 0 (unready: web-a web-b)" in text
+
+
+def test_two_targets_equal_explanations_are_one_string_each() -> None:
+    """Thousands of steady targets explain themselves in the same few words: the summary and the conditions'
+    messages are interned, one string each however many decisions the daemon keeps (docs/performance.md)."""
+    from autoscaler.replay import decide_snapshot
+    from autoscaler.spec.snapshot import load_snapshot
+
+    decisions = []
+    for app in ("web", "api"):
+        pods = [_pod(f"{app}-{c}", phase="Running", ready="True") for c in "abc"]
+        for pod in pods:
+            pod["status"]["startTime"] = _time(NOW - timedelta(minutes=10))
+        snapshot = _snapshot(pods, {pod["metadata"]["name"]: "300m" for pod in pods})
+        snapshot["autoscaler"]["metadata"]["name"] = app
+        decisions.append(decide_snapshot(load_snapshot(snapshot, source=app)))
+    web, api = decisions
+    assert web.summary == api.summary and web.summary is api.summary
+    assert [c.message for c in web.conditions] == [c.message for c in api.conditions]
+    assert all(one.message is other.message for one, other in zip(web.conditions, api.conditions, strict=True))
