@@ -11,7 +11,6 @@ shouldComputeMetricsForZeroReplicas and the ScaledToZero condition).
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -26,7 +25,7 @@ from autoscaler.core.behavior import (
     normalize_with_behaviors,
     store_scale_event,
 )
-from autoscaler.core.conditions import set_condition
+from autoscaler.core.conditions import set_condition, shared_text
 from autoscaler.core.errors import InvalidSpecError
 from autoscaler.core.events import Event, EventReason, EventType, failed_rescale_message, rescale_message
 from autoscaler.core.labels import SelectorSyntaxError, parse_selector
@@ -482,10 +481,10 @@ def decide(
 
 
 def _noted(summary: str, notes: Sequence[str]) -> str:
-    """A summary with what the extensions did appended ("...; fallback hold for metric 0 (queue), ..."), interned:
+    """A summary with what the extensions did appended ("...; fallback hold for metric 0 (queue), ..."), shared:
     the few summaries of steady targets ("stay at 10: metrics propose 10") are then one string each, however many
     decisions the flight recorder keeps."""
-    return sys.intern("; ".join([summary, *notes]) if notes else summary)
+    return shared_text("; ".join([summary, *notes]) if notes else summary)
 
 
 def _fallback_report(run: _Reconcile, rules: fallbacks.Fallback, prepared: fallbacks.Prepared) -> None:

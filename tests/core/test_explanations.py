@@ -140,3 +140,16 @@ def test_two_targets_equal_explanations_are_one_string_each() -> None:
     assert web.summary == api.summary and web.summary is api.summary
     assert [c.message for c in web.conditions] == [c.message for c in api.conditions]
     assert all(one.message is other.message for one, other in zip(web.conditions, api.conditions, strict=True))
+
+
+def test_the_shared_texts_table_is_bounded() -> None:
+    """A message can carry an error's text, new each time: the table that shares equal texts is cleared when full,
+    so it never holds more than MAX_SHARED_TEXTS strings, and a text is always given back equal."""
+    from autoscaler.core import conditions
+
+    made = [f"unable to get metric: timeout after {i} ms" for i in range(conditions.MAX_SHARED_TEXTS + 10)]
+    for text in made:
+        assert conditions.shared_text(text) == text
+        assert len(conditions._TEXTS) <= conditions.MAX_SHARED_TEXTS
+    again = "".join(["unable to get metric: timeout after ", str(len(made) - 1), " ms"])
+    assert conditions.shared_text(again) is made[-1]  # still held: one string for equal texts
