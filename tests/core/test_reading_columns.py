@@ -119,33 +119,28 @@ def test_a_column_of_equal_entries_is_kept_once() -> None:
 def test_the_ready_group_is_the_readings_names_column() -> None:
     """Every pod ready and measured (the common case): a metric's ready group is its reading's names column, the
     same tuple, not a copy of it (one names tuple per target instead of three: docs/performance.md)."""
-    from autoscaler.core.calculator import Tolerances, plain_metric_replicas
+    from autoscaler.core.calculator import Calculation, Tolerances, plain_metric_replicas
     from autoscaler.core.types import Pod
 
     names = tuple(f"p{i}" for i in range(4))
     pods = [Pod(name, "Running", ready="True", start_time=T0 - timedelta(hours=1)) for name in reversed(names)]
-    reading = PodsReading.from_columns(names=names, stamps=[T0] * 4, windows=[60.0] * 4, values=[500] * 4)
-    result = plain_metric_replicas(
-        current_replicas=4,
-        target_usage=250,
-        resource="",
-        metrics=pods_pod_metrics(reading),
-        pods=pods,
-        tolerances=Tolerances(0.1, 0.1),
-        settings=Settings(),
-        now=T0,
-    )
+
+    def calculate(measured: tuple[str, ...]) -> Calculation:
+        n = len(measured)
+        reading = PodsReading.from_columns(names=measured, stamps=[T0] * n, windows=[60.0] * n, values=[500] * n)
+        return plain_metric_replicas(
+            current_replicas=4,
+            target_usage=250,
+            resource="",
+            metrics=pods_pod_metrics(reading),
+            pods=pods,
+            tolerances=Tolerances(0.1, 0.1),
+            settings=Settings(),
+            now=T0,
+        )
+
+    result = calculate(names)
     assert result.replicas == 8 and result.pods is not None
     assert result.pods.ready == names and result.pods.ready is names
-    one_missing = PodsReading.from_columns(names=names[:3], stamps=[T0] * 3, windows=[60.0] * 3, values=[500] * 3)
-    result = plain_metric_replicas(
-        current_replicas=4,
-        target_usage=250,
-        resource="",
-        metrics=pods_pod_metrics(one_missing),
-        pods=pods,
-        tolerances=Tolerances(0.1, 0.1),
-        settings=Settings(),
-        now=T0,
-    )
+    result = calculate(names[:3])
     assert result.pods is not None and result.pods.ready == names[:3] and result.pods.missing == ("p3",)

@@ -194,19 +194,25 @@ def test_the_pods_of_a_scaled_deployment_follow_its_scale(kube: KubeClient, setu
         cache.stop()
 
 
-def test_the_label_index_follows_a_pod_relabelled_and_deleted() -> None:
-    """The index keeps no copy of each object's labels: a relabelled pod leaves its old entries (found from the
-    stored object), and a deleted one leaves none behind."""
-    from autoscaler.core.labels import parse_selector
+def _pod_informer() -> Any:
+    """A pod informer that is never started: the test applies its events by hand."""
     from autoscaler.kube.informer import Informer, ListWatch
     from autoscaler.kube.pods import pod_from_json
 
-    informer = Informer(
-        None,  # type: ignore[arg-type]  # never started: events are applied by hand
+    return Informer(
+        None,  # type: ignore[arg-type]
         ListWatch(lambda: None, (), RequestContext(verb="list", resource="pods")),
         transform=pod_from_json,
         labels_of=lambda pod: pod.labels,
     )
+
+
+def test_the_label_index_follows_a_pod_relabelled_and_deleted() -> None:
+    """The index keeps no copy of each object's labels: a relabelled pod leaves its old entries (found from the
+    stored object), and a deleted one leaves none behind."""
+    from autoscaler.core.labels import parse_selector
+
+    informer = _pod_informer()
     context = RequestContext(verb="watch", resource="pods")
 
     def event(kind: str, labels: dict[str, str], version: str) -> dict[str, Any]:
@@ -233,15 +239,9 @@ def test_the_label_index_answers_as_a_scan_does_through_adds_relabels_and_delete
     import random
 
     from autoscaler.core.labels import parse_selector
-    from autoscaler.kube.informer import SMALL_NAMES, Informer, ListWatch
-    from autoscaler.kube.pods import pod_from_json
+    from autoscaler.kube.informer import SMALL_NAMES
 
-    informer = Informer(
-        None,  # type: ignore[arg-type]  # never started: events are applied by hand
-        ListWatch(lambda: None, (), RequestContext(verb="list", resource="pods")),
-        transform=pod_from_json,
-        labels_of=lambda pod: pod.labels,
-    )
+    informer = _pod_informer()
     context = RequestContext(verb="watch", resource="pods")
     rng = random.Random(seed)
     pods = [f"p{i}" for i in range(3 * SMALL_NAMES)]
