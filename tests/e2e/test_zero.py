@@ -98,8 +98,11 @@ def test_a_queue_worker_goes_to_zero_wakes_on_a_backlog_and_returns_to_zero(stac
         )
         demand.value = 60  # 60 items/s into an unconsumed queue: a backlog
         wait_for(lambda: stack.replicas("zq") >= 1, deadline_seconds=15, what="woken from zero", explain=daemon.tail)
-        woke = [e for e in events(stack, "zq", "SuccessfulRescale") if "activated from zero" in e["message"]]
-        assert woke, events(stack, "zq", "SuccessfulRescale")
+        wait_for(  # the Event follows the scale write of the same tick
+            lambda: [e for e in events(stack, "zq", "SuccessfulRescale") if "activated from zero" in e["message"]],
+            deadline_seconds=5,
+            what="the activation's event",
+        )
         wait_for(lambda: stack.replicas("zq") >= 2, deadline_seconds=15, what="scaled out on the backlog")
         wait_for(  # stored after the scale write of the same tick
             lambda: condition(stack, "zq", "ScaledToZero") == ("False", "NotScaledToZero"),
