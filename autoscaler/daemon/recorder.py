@@ -1,17 +1,21 @@
 """The flight recorder: the last N decision snapshots of each target, to replay what the daemon decided.
 
 A run of consecutive decisions with the same outcome (the same replicas, write, error, conditions and metric
-proposals: `_outcome_of`) takes one entry, its newest decision, which each further decision of the run replaces
+proposals: `_decided`) takes one entry, its newest decision, which each further decision of the run replaces
 (`repeated` counts the decisions it stands for, `firstTime` is the first of them). A steady target therefore
 holds one entry, and the N entries reach back over the last N changes of outcome.
 
 Each entry keeps the outcome's snapshot (the decision's inputs, by reference: `spec.snapshot_out.DecisionInputs`)
-and its decision (the core's immutable value), and renders both only when read: the snapshot in
-`autoscaler replay`'s format (docs/snapshot.md) and the decision as `autoscaler replay` prints it. A tick
-therefore costs the recorder one small object per target, and N ticks of a target hold what those decisions
-were made from, not N JSON documents. With a directory, each snapshot is also rendered and written at once as
-`<namespace>_<name>_<UTC timestamp>.json` (written to a temporary name, then renamed, so a reader never sees
-half a file), keeping the newest N files per target. It must not decide or change anything it records.
+and a fingerprint of its decision (`_decided`: the outcome that makes a run, hashed, and the desired count), not
+the decision itself: the decision is what the snapshot replays to, so it is made again when the entry is read,
+the snapshot rendered in `autoscaler replay`'s format (docs/snapshot.md), loaded and decided as `autoscaler
+replay` does, and the replayed decision is checked against the fingerprint; one that differs is served with
+`replayMismatch` (the daemon's desired count beside the replay's) and logged as an error: the recorder checks,
+at every read, that it could replay what the daemon did. A tick therefore costs the recorder one small object
+per target (~1.5 KiB less than keeping each decision: docs/performance.md), and N ticks of a target hold what
+those decisions were made from, not N JSON documents. With a directory, each snapshot is also rendered and
+written at once as `<namespace>_<name>_<UTC timestamp>.json` (written to a temporary name, then renamed, so a
+reader never sees half a file), keeping the newest N files per target. Nothing it makes is acted on.
 """
 
 from __future__ import annotations
@@ -31,7 +35,10 @@ import structlog
 
 from autoscaler.core.decision import Decision
 from autoscaler.daemon.model import Snapshot, TargetKey, TargetOutcome
+from autoscaler.replay import decide_snapshot
+from autoscaler.spec.errors import SpecError
 from autoscaler.spec.render import decision as render_decision
+from autoscaler.spec.snapshot import load_snapshot
 
 log = structlog.get_logger(__name__)
 
@@ -43,7 +50,7 @@ def _stamp(when: datetime) -> str:
 
 @dataclass(frozen=True, slots=True)
 class _Entry:
-    """One recorded outcome, unrendered."""
+    """One recorded outcome, unrendered: its snapshot and its decision's fingerprint (None: nothing decided)."""
 
     key: TargetKey
     now: datetime
@@ -53,59 +60,74 @@ class _Entry:
     wrote_scale: bool
     error: str
     snapshot: Snapshot
-    decision: Decision | None
+    decided: int | None  # hash(_decided(decision)): what replaying `snapshot` must give again
+    desired: int | None  # the decision's desiredReplicas, shown when a replay does not give it again
     error_type: str
     repeated: int = 1
     first: datetime | None = None  # the first decision this entry stands for, when it stands for several
     file: str = ""  # its file in the directory ("" when none was written)
 
     def render(self) -> dict[str, Any]:
-        """The entry as /debug/snapshots serves it; the snapshot and the decision rendered now."""
+        """The entry as /debug/snapshots serves it; the snapshot rendered and replayed now."""
         key = self.key
-        rendered = (
-            render_decision(self.decision, now=self.now, name=key.name, namespace=key.namespace, source=self.source)
-            if self.decision is not None
-            else None
-        )
-        return {
+        snapshot = self.snapshot.json()
+        rendered: dict[str, Any] | None = None
+        mismatch: dict[str, Any] | None = None
+        if self.decided is not None:
+            try:
+                replayed = decide_snapshot(load_snapshot(snapshot, source=str(key)))
+            except SpecError as err:  # the daemon wrote a snapshot replay cannot read: a bug, shown as such
+                mismatch = {"desiredReplicas": self.desired, "replayError": str(err)}
+            else:
+                rendered = render_decision(
+                    replayed, now=self.now, name=key.name, namespace=key.namespace, source=self.source
+                )
+                if hash(_decided(replayed)) != self.decided:
+                    mismatch = {"desiredReplicas": self.desired, "replayedDesiredReplicas": replayed.desired_replicas}
+            if mismatch is not None:
+                log.error("snapshot_replay_mismatch", target=str(key), time=_iso(self.now), **mismatch)
+        out = {
             "time": _iso(self.now),
             "source": self.source,
             "origin": self.origin,
             "dryRun": self.dry_run,
             "wroteScale": self.wrote_scale,
             "error": self.error or None,
-            "snapshot": self.snapshot.json(),
+            "snapshot": snapshot,
             "decision": rendered,
             "repeated": self.repeated,
             "firstTime": _iso(self.first or self.now),
         }
+        if mismatch is not None:
+            out["replayMismatch"] = mismatch
+        return out
 
 
 def _iso(when: datetime) -> str:
     return when.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
+def _decided(decision: Decision) -> tuple[object, ...]:
+    """What two decisions of a run share, and what a replay must give again: the decision's result, conditions
+    (type, status, reason) and per-metric proposals and errors; not the readings, messages or times."""
+    return (
+        decision.current_replicas,
+        decision.desired_replicas,
+        decision.rescale,
+        decision.min_replicas,
+        decision.max_replicas,
+        decision.error,
+        tuple((c.type, c.status, c.reason) for c in decision.conditions),
+        tuple((m.name, m.proposed_replicas, m.error) for m in decision.metrics),
+        tuple((m.name, m.proposed_replicas, m.error) for m in decision.extra_metrics),
+        decision.shadow.theirs if decision.shadow is not None else None,
+    )
+
+
 def _run_key(entry: _Entry) -> tuple[object, ...]:
-    """What two decisions must share to be one run: write, error and the decision's result, conditions (type,
-    status, reason) and per-metric proposals and errors; not the readings, messages or times. Made when
-    compared, not kept (a tuple of tuples per target: ~1 KiB at 1,000s of targets)."""
-    decision = entry.decision
-    decided: tuple[object, ...] = ()
-    if decision is not None:
-        decided = (
-            decision.current_replicas,
-            decision.desired_replicas,
-            decision.rescale,
-            decision.min_replicas,
-            decision.max_replicas,
-            decision.error,
-            tuple((c.type, c.status, c.reason) for c in decision.conditions),
-            tuple((m.name, m.proposed_replicas, m.error) for m in decision.metrics),
-            tuple((m.name, m.proposed_replicas, m.error) for m in decision.extra_metrics),
-            decision.shadow.theirs if decision.shadow is not None else None,
-        )
+    """What two outcomes must share to be one run: the write, the error and the decision's fingerprint."""
     return (entry.source, entry.origin, entry.dry_run, entry.wrote_scale, entry.error, entry.error_type,
-            decision is None, decided)  # fmt: skip
+            entry.decided)  # fmt: skip
 
 
 class FlightRecorder:
@@ -140,7 +162,8 @@ class FlightRecorder:
             wrote_scale=outcome.wrote_scale,
             error=outcome.error,
             snapshot=outcome.snapshot,
-            decision=outcome.decision,
+            decided=hash(_decided(outcome.decision)) if outcome.decision is not None else None,
+            desired=outcome.decision.desired_replicas if outcome.decision is not None else None,
             error_type=outcome.error_type,
         )
         with self._lock:

@@ -106,8 +106,8 @@ def _lazy_outcome(t: Target, *, metrics: tuple[core.MetricInput, ...] | None = N
 
 
 def test_an_entry_kept_by_reference_is_served_as_the_eager_rendering_was(tmp_path: Path) -> None:
-    """The recorder keeps the inputs and the decision, and renders them when read: the same JSON as rendering
-    them when recorded, in memory and in the file."""
+    """The recorder keeps the inputs, renders them when read and serves the decision they replay to: the same
+    JSON as rendering the inputs and the daemon's decision when recorded, in memory and in the file."""
     recorder = FlightRecorder(3, str(tmp_path))
     web = target("web")
     outcome, inputs = _lazy_outcome(web)
@@ -143,6 +143,29 @@ def test_an_entry_kept_by_reference_is_served_as_the_eager_rendering_was(tmp_pat
     (file,) = tmp_path.iterdir()
     assert json.loads(file.read_text()) == eager["snapshot"]
     assert replay_data(entry["snapshot"])["desiredReplicas"] == outcome.decision.desired_replicas
+
+
+def test_a_decision_its_snapshot_does_not_replay_to_is_served_as_a_mismatch(tmp_path: Path) -> None:
+    """The recorder keeps a fingerprint of the daemon's decision, not the decision: at each read it replays the
+    snapshot and checks it. A decision the snapshot does not give again (here: made from other readings than the
+    snapshot's) is served with `replayMismatch`, the daemon's desired count beside the replay's, and logged."""
+    recorder = FlightRecorder(3, "")
+    web = target("web")
+    outcome, inputs = _lazy_outcome(web)
+    assert outcome.decision is not None
+    recorder.record(outcome, now=T0)
+    other, _ = _lazy_outcome(web, metrics=(core.MetricFailure("no data"),))
+    assert other.decision is not None and other.decision.desired_replicas != outcome.decision.desired_replicas
+    recorder.record(replace(other, snapshot=inputs), now=T0 + timedelta(seconds=15))
+    with capture_logs() as logs:
+        faithful, mismatched = recorder.snapshots(web.key)["shop/web"]
+    assert "replayMismatch" not in faithful
+    assert faithful["decision"]["desiredReplicas"] == outcome.decision.desired_replicas
+    assert mismatched["replayMismatch"] == {
+        "desiredReplicas": other.decision.desired_replicas,
+        "replayedDesiredReplicas": outcome.decision.desired_replicas,
+    }
+    assert [(line["event"], line["log_level"]) for line in logs] == [("snapshot_replay_mismatch", "error")]
 
 
 def test_a_snapshot_that_cannot_be_rendered_is_logged_and_left_out(tmp_path: Path) -> None:

@@ -107,6 +107,9 @@ def test_flight_recorder_snapshots_replay_to_the_decisions_the_daemon_made(run: 
     entries = served if isinstance(served, list) else served[f"{NS}/updown"]
     files = sorted(run.recorder_dir.glob(f"{NS}_updown_*.json"))
     assert len(entries) >= 3 and len(files) == len(entries), (len(entries), len(files))
+    # Each entry's decision is its snapshot replayed, checked against the fingerprint of what the daemon decided
+    # (its outcome: counts, conditions, proposals): no entry differs.
+    assert [e.get("replayMismatch") for e in entries] == [None] * len(entries)
     # Several decisions over the run: at least the scale-up, a held scale-down and the scale-down itself.
     decisions = [e["decision"] for e in entries]
     desired = {d["desiredReplicas"] for d in decisions}
