@@ -12,7 +12,7 @@ the snapshot rendered in `autoscaler replay`'s format (docs/snapshot.md), loaded
 replay` does, and the replayed decision is checked against the fingerprint; one that differs is served with
 `replayMismatch` (the daemon's desired count beside the replay's) and logged as an error: the recorder checks,
 at every read, that it could replay what the daemon did. A tick therefore costs the recorder one small object
-per target (~1.5 KiB less than keeping each decision: docs/performance.md), and N ticks of a target hold what
+per target (between ticks ~1.5 KiB less than keeping each decision), and N ticks of a target hold what
 those decisions were made from, not N JSON documents. With a directory, each snapshot is also rendered and
 written at once as `<namespace>_<name>_<UTC timestamp>.json` (written to a temporary name, then renamed, so a
 reader never sees half a file), keeping the newest N files per target. Nothing it makes is acted on.
