@@ -19,7 +19,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from types import FrameType
 from typing import Any, Protocol, cast
@@ -30,8 +30,8 @@ from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
 
 from autoscaler.daemon.config import DaemonConfig
-from autoscaler.daemon.model import Origin, Target, TargetKey, TickReport
-from autoscaler.daemon.observe import Observer
+from autoscaler.daemon.model import Origin, Target, TargetKey, TargetOutcome, TickReport
+from autoscaler.daemon.observe import Observer, outcome_error
 from autoscaler.daemon.recorder import FlightRecorder
 from autoscaler.daemon.server import Check, Endpoints, HttpServer, RequestError
 from autoscaler.daemon.sources import FileSource, ResourceSource, SpecProblem, SpecSource, TargetDefaults, merge
@@ -554,6 +554,22 @@ def _problem_sink(observer: Observer, events: Any, may_write: Callable[[], bool]
     return sink
 
 
+def _report_at_once(
+    recorder: FlightRecorder, observer: Observer
+) -> Callable[[TargetOutcome, datetime], TargetOutcome | None]:
+    """The reconciler's hook: each outcome recorded and reported (its log line and series) as soon as it is final,
+    and what the tick's report keeps of it: its error resolved (`outcome_error`), without the decision and the
+    snapshot, so the tick holds no target's decision after that target is done."""
+
+    def hand_on(outcome: TargetOutcome, now: datetime) -> TargetOutcome:
+        recorder.record(outcome, now=now)
+        observer.report_outcome(outcome, evaluated_at=now.timestamp())
+        error, error_type = outcome_error(outcome)
+        return replace(outcome, decision=None, snapshot=None, error=error, error_type=error_type)
+
+    return hand_on
+
+
 def probe_prometheus(settings: Any) -> None:
     """Ask every configured Prometheus for `vector(1)`: one that does not answer is a warning, not a failure."""
     from autoscaler.metrics.client import PrometheusClient
@@ -649,7 +665,7 @@ def build(config: DaemonConfig, *, kubeconfig: str | None = None, plan: bool = F
         state_refresh_seconds=config.state.refresh_seconds,
         shadows=shadows,
         annotator=None if plan else PodAnnotator(kube, concurrency=config.concurrency.writes),
-        on_outcome=lambda outcome, now: recorder.record(outcome, now=now),
+        on_outcome=_report_at_once(recorder, observer),
     )
     defaults = TargetDefaults(
         sync_period_seconds=float(config.sync_period_seconds),

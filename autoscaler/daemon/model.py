@@ -91,4 +91,5 @@ class TickReport:
     seconds: float
     metric_queries: int = 0
     metric_seconds: float = 0.0
-    recorded: bool = False  # each outcome was given to the flight recorder as it was made (the reconciler's hook)
+    # Each outcome was recorded and reported (log line, metrics) as it was made, by the reconciler's hook.
+    recorded: bool = False

@@ -193,12 +193,14 @@ class Observer:
     # --- ticks ---------------------------------------------------------------------------------------
 
     def report_tick(self, report: TickReport, *, ended_at: float) -> None:
-        """Metrics and one log line per target for a tick that reconciled; `ended_at` is Unix time."""
+        """Metrics and one log line per target for a tick that reconciled (none when each outcome was reported as
+        it was made: `TickReport.recorded`); `ended_at` is Unix time."""
         self.tick_duration.observe(report.seconds)
         self.tick_targets.set(len(report.outcomes))
         self.tick_queries.set(report.metric_queries)
-        for outcome in report.outcomes:
-            self.report_outcome(outcome, evaluated_at=report.started.timestamp())
+        if not report.recorded:
+            for outcome in report.outcomes:
+                self.report_outcome(outcome, evaluated_at=report.started.timestamp())
         log.info(
             "tick_finished",
             targets=len(report.outcomes),

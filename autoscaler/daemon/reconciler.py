@@ -168,7 +168,7 @@ class Reconciler:
         state_refresh_seconds: float = 60.0,
         shadows: ShadowReader | None = None,
         annotator: PodAnnotator | None = None,
-        on_outcome: Callable[[TargetOutcome, datetime], None] | None = None,
+        on_outcome: Callable[[TargetOutcome, datetime], TargetOutcome | None] | None = None,
     ) -> None:
         if write_concurrency < 1:
             raise ValueError(f"write_concurrency must be at least 1, not {write_concurrency}")
@@ -187,7 +187,9 @@ class Reconciler:
         self._may_write = may_write
         self._shadows = shadows
         self._annotator = annotator
-        # Given each target's outcome as soon as it is final, on a writing tick (the daemon's flight recorder).
+        # Given each target's outcome as soon as it is final, on a writing tick (the daemon's flight recorder, log
+        # line and metrics). What it returns, when not None, is what the tick's report keeps of the outcome: the
+        # tick then lets the decision go at once (~1.5 KiB per target that every target's held to the tick's end).
         self._on_outcome = on_outcome
         self._memory: dict[TargetKey, Memory] = {}
         self._selectors: dict[TargetKey, _Selector] = {}
@@ -236,9 +238,13 @@ class Reconciler:
             outcome = outcomes[index] = self._outcome(work, now)
             if on_outcome is not None:
                 try:
-                    on_outcome(outcome, now)
+                    kept = on_outcome(outcome, now)
                 except Exception as err:  # what the outcome is handed to must not end the tick
                     log.error("outcome_handler_failed", target=str(work.key), error=f"{type(err).__name__}: {err}")
+                    return
+                if kept is not None:
+                    outcomes[index] = kept
+                    work.decision, work.status_plan = None, None  # the target's tick is over: nothing reads them
 
         self._decide_and_write(works, now, write=write, finish=finish)
         return TickReport(

@@ -411,3 +411,23 @@ def test_outcomes_the_reconciler_recorded_are_not_recorded_again() -> None:
     plain = _daemon(StaticSource([target("web")]), FakeReconciler(), clock)
     plain.tick()
     assert [e["repeated"] for e in plain.recorder.snapshots()["shop/web"]] == [1]
+
+
+def test_the_daemons_hook_reports_each_outcome_at_once_and_keeps_it_without_the_decision() -> None:
+    """`autoscaler run`'s reconciler hook records the outcome, writes its log line and series at once, and gives
+    the tick's report the outcome without its decision and snapshot, its error resolved as the report needs it."""
+    from autoscaler.daemon.app import _report_at_once
+    from tests.daemon.fakes import outcome_for
+
+    recorder, observer = FlightRecorder(3), Observer()
+    hand_on = _report_at_once(recorder, observer)
+    web, api = target("web"), target("api")
+    failing = replace(outcome_for(api), error="status write failed: 500", error_type="kube")
+    with capture_logs() as logs:
+        kept = [hand_on(outcome_for(web), T0), hand_on(failing, T0)]
+    assert [(k.decision, k.snapshot) for k in kept] == [(None, None), (None, None)]
+    assert [(k.error, k.error_type) for k in kept] == [("", ""), ("status write failed: 500", "kube")]
+    assert [line["target"] for line in logs if line["event"] == "decision"] == ["shop/web", "shop/api"]
+    assert sorted(recorder.snapshots()) == ["shop/api", "shop/web"]
+    exported = observer.exposition()[0].decode()
+    assert 'autoscaler_errors_total{type="kube"} 1.0' in exported

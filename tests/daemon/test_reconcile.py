@@ -4,6 +4,7 @@ with a fake clock `now` and the HPA's production durations (the 300 s downscale 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -434,3 +435,27 @@ def test_each_outcome_is_handed_on_once_as_soon_as_it_is_final(
         handed.clear()
         plan = d.reconciler.reconcile(targets, now=T0 + timedelta(seconds=15), write=False)
         assert not plan.recorded and handed == [] and len(plan.outcomes) == 3
+
+
+def test_what_the_hook_gives_back_is_what_the_report_keeps(
+    kube: KubeClient, setup: Setup, server: Any, prom: FakePrometheus
+) -> None:
+    """The daemon's hook reports each outcome at once and gives back what the tick's report keeps of it (no
+    decision): the report holds that, and the tick lets each decision go as its target finishes; a hook that
+    gives back None leaves the outcome as it was (the test above)."""
+    _web(setup, replicas=4)
+    _web(setup, replicas=2, name="api")
+    full: dict[str, Any] = {}
+
+    def hand_on(outcome: Any, now: datetime) -> Any:
+        full[outcome.key.name] = outcome
+        return replace(outcome, decision=None, snapshot=None)
+
+    with daemon(kube, reader_for(prom), on_outcome=hand_on) as d:
+        d.wait_replicas("api", 2)
+        prom.values[query_for("web")] = 800  # web scales (a write on the pool); api holds
+        report = d.reconciler.reconcile([resource_target(setup, n) for n in ("web", "api")], now=T0)
+        assert [o.key.name for o in report.outcomes] == ["web", "api"]
+        assert all(o.decision is None and o.snapshot is None for o in report.outcomes)
+        assert report.outcomes[0].wrote_scale and full["web"].decision is not None and full["web"].decision.rescale
+        assert full["api"].decision is not None and not full["api"].decision.rescale
