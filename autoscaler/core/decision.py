@@ -391,7 +391,9 @@ def decide(
     proposal = max(outcome.replicas, 0)
     forecast = None
     if spec.predictive is not None:
-        proposal, state, forecast = forecast_hook(spec.predictive, outcome.results, state, proposal, current, now)
+        proposal, state, forecast = forecast_hook(
+            spec.predictive, outcome.results, state, proposal, current, now, pods=pods
+        )
     rescale_reason = ""
     if proposal > current:
         rescale_reason = f"{outcome.metric} above target"

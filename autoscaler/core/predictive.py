@@ -7,7 +7,10 @@ reading is saturated; the answer replaces the metrics' proposal, and the HPA's s
 min/max apply to it as to the HPA's own. The model and its tuning: docs/performance.md, "mode: predictive".
 
 The forecast, each sync period:
-- `required`: the largest need of the metrics; a saturated CPU reading (at or above `saturation_percent` of the
+- `required`: the largest need of the metrics (of a CPU Utilization reading: its usage ratio x the pods that served
+  the load over the metric window, a pod the HPA leaves out because it became Ready within
+  `serving_window_seconds` counted for the share of that window it served, where the HPA's count has the need
+  drop right after new pods are ready); a saturated CPU reading (at or above `saturation_percent` of the
   request) hides how much more is wanted, so it counts `saturation_factor` times, plus `saturation_rise` x the
   share of the need (without the factor) that rose within `burst_rise_seconds` (Knative's panic mode, in spirit:
   scale by more than the reading shows while saturated; a reading that crept into saturation hides little, one
@@ -33,7 +36,9 @@ The forecast, each sync period:
   target: as used (saturation factor included) or `burst_factor` x what was read, whichever is larger (a 60 s
   mean understates the peak of a burst shorter than it; Knative's panic mode: no scale-down while panicking);
 - the count moves only when what it covers is more than `tolerance_up` above or `tolerance_down` below it
-  (fewer, larger writes: up in one step to the forecast plus `headroom`, down in one step to what it covers).
+  (fewer, larger writes: up in one step to the forecast plus `headroom`, down in one step to what it covers),
+  and never down while the history is shorter than `scale_down_window_seconds` (the window's largest need is
+  not known yet: the count it started with is held, as the HPA's stabilization holds its first recommendation).
   The fallback is the HPA's proposal, held on a scale-down as the HPA's tolerance and stabilization would
   (while a need of the window is within the tolerance below the count) and never below the window's largest
   need.
@@ -48,8 +53,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the core's types import this module's PredictiveSpec: no import cycle at run time
+    from autoscaler.core.calculator import PodGroups
     from autoscaler.core.metric import MetricResult
-    from autoscaler.core.types import BehaviorState
+    from autoscaler.core.types import BehaviorState, Pod
 
 # One point of the history: when, the pods at the target the metrics needed then (a saturated CPU reading's need
 # counted `saturation_factor` times), and the same without that factor (equal when nothing was saturated).
@@ -81,6 +87,7 @@ class PredictiveSpec:
     burst_factor: float = 1.3
     fill_noise: float = 0.0
     rise_margin: float = 0.3
+    serving_window_seconds: int = 60
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,9 +184,13 @@ def propose(
     held = max((s[1] for s in kept if (now - s[0]).total_seconds() < spec.scale_down_window_seconds), default=0.0)
     # The HPA's proposal, held on a scale-down as its tolerance and stabilization would: the count stays while
     # any need of the window was within the tolerance below it, and never goes below the window's largest need.
+    # A history shorter than the scale-down window does not know the window's largest need: no scale-down yet.
+    young = span < spec.scale_down_window_seconds
     fallback = hpa_proposal
     if hpa_proposal < current:
-        fallback = current if held > (1 - hpa_tolerance) * current else max(hpa_proposal, math.ceil(held - 1e-9))
+        fallback = (
+            current if young or held > (1 - hpa_tolerance) * current else max(hpa_proposal, math.ceil(held - 1e-9))
+        )
     if not needs:
         return answer(fallback, required, 0.0, 0.0, "no metric to forecast from")
     if span < spec.min_history_seconds:
@@ -231,6 +242,8 @@ def propose(
     wanted = current
     if current <= 0 or cover > (1 + spec.tolerance_up) * current:
         wanted = math.ceil(cover * (1 + spec.headroom) - 1e-9)
+    elif young and cover < current:
+        why = f"held: {span:.0f} s of history, less than the {spec.scale_down_window_seconds} s scale-down window"
     elif cover < (1 - spec.tolerance_down) * current:
         wanted = math.ceil(cover - 1e-9)
     else:
@@ -281,13 +294,39 @@ def _burst(spec: PredictiveSpec, kept: Sequence[Sample], now: datetime) -> tuple
     return None
 
 
-def need_of(result: MetricResult, spec: PredictiveSpec) -> Need | None:
-    """A computed metric's need: its usage ratio x the pods it counted ready (the HPA's own proposal, unrounded)."""
+def serving_pods(
+    spec: PredictiveSpec, counted: int, groups: PodGroups | None, pods: Sequence[Pod], now: datetime
+) -> float:
+    """The pods that shared a CPU reading's load: the counted ones, and each Ready one left out, since it was Ready."""
+    window = spec.serving_window_seconds
+    left_out = set(groups.unready) if groups is not None and window else set()
+    ages = [
+        (now - p.ready_transition).total_seconds()
+        for p in pods
+        if p.name in left_out and p.is_ready and p.ready_transition is not None
+    ]
+    # Each pod serves from the point of the window where it became Ready; a reading over the window is the load
+    # divided by the pods serving at each instant, so the pods that shared it are 1 / the mean of 1 / their count.
+    starts = sorted(min(window, max(0.0, window - age)) for age in ages)
+    if not starts:
+        return float(counted)
+    edges = [0.0, *starts, float(window)]
+    inverse = sum((edges[k + 1] - edges[k]) / (counted + k) for k in range(len(edges) - 1) if counted + k > 0)
+    return window / inverse if inverse > 0 else float(counted)
+
+
+def need_of(
+    result: MetricResult, spec: PredictiveSpec, pods: Sequence[Pod] = (), now: datetime | None = None
+) -> Need | None:
+    """A computed metric's need: its usage ratio x the pods that served it (the HPA's own proposal, unrounded)."""
     calc = result.calculation
     if calc is None:
         return None
     if calc.usage_ratio is not None and calc.ready_pod_count:
-        required = calc.usage_ratio * calc.ready_pod_count
+        serving = float(calc.ready_pod_count)
+        if now is not None and result.spec.target.type == "Utilization":
+            serving = serving_pods(spec, calc.ready_pod_count, calc.pods, pods, now)
+        required = calc.usage_ratio * serving
     else:
         required = float(calc.replicas)
     saturated = result.spec.target.type == "Utilization" and calc.usage >= spec.saturation_percent
@@ -301,9 +340,11 @@ def forecast_hook(
     hpa_proposal: int,
     current: int,
     now: datetime,
+    *,
+    pods: Sequence[Pod] = (),
 ) -> tuple[int, BehaviorState, Forecast]:
     """`decide`'s hook: the mode's proposal in place of the metrics', and the state with its history."""
-    needs = [n for n in (need_of(r, spec) for r in results) if n is not None]
+    needs = [n for n in (need_of(r, spec, pods, now) for r in results) if n is not None]
     tolerance = min((r.tolerances.scale_down for r in results), default=0.1)
     proposal, history, forecast = propose(
         spec, state.forecast, needs, hpa_proposal=hpa_proposal, current=current, now=now, hpa_tolerance=tolerance

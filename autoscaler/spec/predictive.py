@@ -124,6 +124,16 @@ class PredictiveModel(BaseModel):
         allow_inf_nan=False,
         description="Share of the window's fastest rise (within horizonSeconds) added to the need now; 0: none.",
     )
+    serving_window_seconds: int = Field(
+        _DEFAULTS.serving_window_seconds,
+        alias="servingWindowSeconds",
+        ge=0,
+        le=3600,
+        description=(
+            "A CPU reading's need counts a pod left out for its CPU initialization, Ready within this window "
+            "(the metric's), for the share of it served; 0: the HPA's count."
+        ),
+    )
     burst_ratio: float = Field(
         _DEFAULTS.burst_ratio,
         alias="burstRatio",
@@ -174,6 +184,7 @@ class PredictiveModel(BaseModel):
             fill=self.fill,
             fill_noise=self.fill_noise,
             rise_margin=self.rise_margin,
+            serving_window_seconds=self.serving_window_seconds,
             burst_ratio=self.burst_ratio,
             burst_rise_seconds=self.burst_rise_seconds,
             burst_hold_seconds=self.burst_hold_seconds,

@@ -8,15 +8,17 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from pydantic import ValidationError
 
+from autoscaler.core.calculator import PodGroups
 from autoscaler.core.decision import Decision
-from autoscaler.core.predictive import Need, PredictiveSpec, propose
+from autoscaler.core.predictive import Need, PredictiveSpec, propose, serving_pods
 from autoscaler.core.state import behavior_state_from_json, behavior_state_to_json
-from autoscaler.core.types import BehaviorState, Settings
+from autoscaler.core.types import BehaviorState, Pod, Settings
 from autoscaler.replay import replay_data
-from autoscaler.simulate.model import Model, Scenario, scenario_spec, simulate, target_milli
+from autoscaler.simulate.model import EPOCH, Model, Scenario, scenario_spec, simulate, target_milli
 from autoscaler.simulate.modes import mode_spec
 from autoscaler.spec.snapshot import BehaviorStateModel
 from autoscaler.spec.snapshot_out import DecisionInputs
+from autoscaler.spec.validation import load_spec
 from tests.simulate.test_replay_same import _demand
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -57,10 +59,44 @@ def test_short_or_noisy_history_falls_back_to_the_hpa(history: Samples, reason: 
     ],
 )
 def test_the_fallback_scales_down_as_the_hpa_would(needs: list[float], proposal: int) -> None:
-    # Two samples of history only (fallback), 10 pods, the HPA proposes 7: it goes down only once every need of
-    # the window is more than its tolerance (0.1) below the count, and not below the window's largest need.
-    chosen, _, forecast = propose(SPEC, _history(needs[:-1]), [Need(needs[-1])], hpa_proposal=7, current=10, now=NOW)
-    assert forecast.fallback and chosen == proposal
+    # A history as long as the scale-down window but shorter than minHistorySeconds 600 (fallback), 10 pods, the
+    # HPA proposes 7: it goes down only once every need of the window is more than its tolerance (0.1) below the
+    # count, and not below the window's largest need (the sample 300 s old has left the window).
+    spec = PredictiveSpec(min_history_seconds=600)
+    history = ((NOW - timedelta(seconds=300), 1.0, 1.0), *_history(needs[:-1]))
+    chosen, _, forecast = propose(spec, history, [Need(needs[-1])], hpa_proposal=7, current=10, now=NOW)
+    assert "300 s of history, 600 s needed" in forecast.fallback and chosen == proposal
+
+
+@pytest.mark.parametrize(
+    ("history", "proposal", "why"),
+    [
+        pytest.param((), 10, "fell back to the HPA's 3 (0 s of history, 60 s needed)", id="first-decision"),
+        pytest.param(
+            _history([2.0] * 8),
+            10,
+            "(held: 120 s of history, less than the 300 s scale-down window; HPA alone: 3)",
+            id="two-minutes-of-needs",
+        ),
+        pytest.param(
+            _history([2.0] * 20),
+            2,
+            "(the forecast x fill 0.8; HPA alone: 3)",
+            id="a-whole-window-of-needs",
+        ),
+    ],
+)
+def test_no_scale_down_before_the_history_spans_the_scale_down_window(
+    history: Samples, proposal: int, why: str
+) -> None:
+    # 10 pods, 2 needed: the window's largest need is not known before the history spans it, so the count is held
+    # (as the HPA's stabilization holds its first recommendation), then goes down in one step.
+    chosen, _, forecast = propose(SPEC, history, [Need(2.0)], hpa_proposal=3, current=10, now=NOW)
+    assert chosen == proposal
+    assert why in forecast.explain()
+    # A scale-up is not held.
+    chosen, _, _ = propose(SPEC, history, [Need(20.0)], hpa_proposal=20, current=10, now=NOW)
+    assert chosen > 10
 
 
 def test_a_rising_need_is_carried_a_start_up_ahead() -> None:
@@ -102,7 +138,7 @@ def test_a_saturated_cpu_reading_counts_more_the_faster_it_rose(
 
 def test_a_fall_is_held_by_the_largest_need_of_the_window() -> None:
     # Needs of 10 within the last 300 s: no scale-down below 10 x fill 0.8 yet, though 4 are needed now.
-    history = _history([10.0, 10.0, 4.0, 4.0, 4.0, 4.0, 4.0])
+    history = _history([4.0] * 14 + [10.0, 10.0, 4.0, 4.0, 4.0, 4.0, 4.0])
     proposal, _, forecast = propose(SPEC, history, [Need(4.0)], hpa_proposal=4, current=14, now=NOW)
     assert forecast.fallback == "" and proposal == 8
     assert "(the largest need of the last 300 s, 10.00, x fill 0.8; HPA alone: 4)" in forecast.explain()
@@ -362,3 +398,79 @@ def test_a_snapshots_saturated_sample_reads_back_through_the_schema() -> None:
     document["forecast"][0]["unboosted"] = -1.0
     with pytest.raises(ValidationError, match=r"forecast\.0\.unboosted"):
         BehaviorStateModel.model_validate(document)
+
+
+def _pod(name: str, ready_ago: float) -> Pod:
+    """A Running pod whose Ready condition turned True `ready_ago` seconds before NOW."""
+    return Pod(name, "Running", ready="True", ready_transition=NOW - timedelta(seconds=ready_ago))
+
+
+@pytest.mark.parametrize(
+    ("ready_ago", "window", "serving"),
+    [
+        # 4 pods counted for the whole 60 s window, 4 more Ready 30 s ago: 60 / (30 / 4 + 30 / 8) = 5.33 pods.
+        pytest.param(30.0, 60, 60 / (30 / 4 + 30 / 8), id="half-the-window"),
+        pytest.param(0.0, 60, 4.0, id="ready-just-now-served-nothing-yet"),
+        pytest.param(60.0, 60, 8.0, id="a-whole-window"),
+        pytest.param(30.0, 0, 4.0, id="servingWindowSeconds-0-the-hpas-count"),
+    ],
+)
+def test_pods_left_out_of_a_cpu_reading_count_for_the_share_of_the_window_they_served(
+    ready_ago: float, window: int, serving: float
+) -> None:
+    pods = [_pod(f"old-{i}", 3600) for i in range(4)] + [_pod(f"new-{i}", ready_ago) for i in range(4)]
+    groups = PodGroups(
+        ready=tuple(f"old-{i}" for i in range(4)), unready=tuple(f"new-{i}" for i in range(4)), missing=(), ignored=()
+    )
+    spec = PredictiveSpec(serving_window_seconds=window)
+    assert serving_pods(spec, 4, groups, pods, NOW) == pytest.approx(serving)
+
+
+@pytest.mark.parametrize(
+    ("serving_window", "lowest", "scaled_at"),
+    [
+        # The 6 pods counted, 1 Ready 30 s and 5 Ready 15 s: the need read is 9.29 pods (the saturated scrapes
+        # still in the window hide the rest of the 14.29), and the count goes to 14 at 780 s.
+        pytest.param(60, 9.29, 780, id="the-pods-that-served-counted"),
+        # The HPA's count alone reads 7.46 pods (usage over 12 ready pods x the 6 counted): 14 pods 30 s later.
+        pytest.param(0, 7.46, 810, id="servingWindowSeconds-0-the-hpas-count"),
+    ],
+)
+def test_a_cpu_need_does_not_drop_when_new_pods_become_ready(
+    serving_window: int, lowest: float, scaled_at: int
+) -> None:
+    # 4 units of demand for 10 minutes, then 10 (14.29 pods at the 70 % target, 1 unit a pod): 6 pods go to 7, then
+    # (saturated) to 12, Ready at 690 s. The HPA leaves those out of its CPU count for a metric window after they
+    # became Ready, while they already share the load: the usage ratio x its count drops.
+    model = Model(capacity=1.0)
+    data = {
+        "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+        "minReplicas": 1,
+        "maxReplicas": 100,
+        "mode": "predictive",
+        "predictive": {"servingWindowSeconds": serving_window},
+    }
+    base = load_spec(data, scale_to_zero=False, path="spec")
+    spec = scenario_spec(base, "cpu", target_milli=target_milli(1.0, model), model=model)
+    needs: dict[int, float] = {}
+    writes: dict[int, int] = {}
+
+    def seen(inputs: DecisionInputs, decision: Decision) -> None:
+        at = int((inputs.now - EPOCH).total_seconds())
+        assert decision.forecast is not None
+        needs[at] = decision.forecast.required
+        if decision.rescale and decision.desired_replicas is not None:
+            writes[at] = decision.desired_replicas
+
+    simulate(
+        [4.0] * 120 + [10.0] * 120,
+        capacity=1.0,
+        spec_model=spec,
+        scenario="cpu",
+        model=model,
+        settings=Settings(),
+        observer=seen,
+    )
+    assert (writes[630], writes[645]) == (7, 12)
+    assert min(needs[at] for at in range(705, 750, 15)) == pytest.approx(lowest, abs=0.01)
+    assert [at for at, count in writes.items() if count == 14] == [scaled_at]
