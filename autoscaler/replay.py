@@ -12,7 +12,7 @@ import json
 from collections.abc import Sequence
 from typing import IO, Any
 
-from autoscaler.core.decision import Decision, decide, dry_run, failed_rescale
+from autoscaler.core.decision import Decision, decide, dry_run, failed_rescale, not_written
 from autoscaler.spec.errors import SpecError
 from autoscaler.spec.files import parse_json, read_text
 from autoscaler.spec.render import decision, format_reference
@@ -37,7 +37,8 @@ def decide_snapshot(snap: Snapshot) -> Decision:
         shadow=snap.shadow,
         inputs=snap.inputs,
     )
-    # As the daemon applied them: a dry-run rescale is reported, not written; a failed write is FailedRescale.
+    # As the daemon applied them: a dry-run rescale is reported, not written; a failed write is FailedRescale; a
+    # write the daemon did not make (fenced, or not needed after a re-read) is no rescale.
     if snap.dry_run:
         result = dry_run(result, state=snap.state, conditions=snap.conditions, last_scale_time=snap.last_scale_time)
     elif snap.scale_write_error is not None and result.rescale:
@@ -51,6 +52,8 @@ def decide_snapshot(snap: Snapshot) -> Decision:
             last_scale_time=snap.last_scale_time,
             now=snap.now,
         )
+    elif snap.scale_not_written:
+        result = not_written(result)
     return result
 
 

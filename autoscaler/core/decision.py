@@ -850,6 +850,15 @@ def failed_rescale(
     )
 
 
+def not_written(decision: Decision) -> Decision:
+    """A rescale the daemon did not write (its leader fence closed, or the re-read scale already had the count):
+    reported as no rescale, the summary saying so. The decision's state and lastScaleTime hold a scale that never
+    happened; the daemon neither stores nor remembers them."""
+    if not decision.rescale:
+        return decision
+    return replace(decision, rescale=False, summary=f"{decision.summary} (not written)")
+
+
 def dry_run(
     decision: Decision, *, state: BehaviorState, conditions: Sequence[Condition], last_scale_time: datetime | None
 ) -> Decision:

@@ -27,7 +27,7 @@ from typing import Any, Protocol, cast
 
 import structlog
 
-from autoscaler.core.decision import Decision, controlling_autoscalers, decide, dry_run, failed_rescale
+from autoscaler.core.decision import Decision, controlling_autoscalers, decide, dry_run, failed_rescale, not_written
 from autoscaler.core.deletion_cost import plan_deletion_costs
 from autoscaler.core.events import EventReason
 from autoscaler.core.labels import SelectorSyntaxError
@@ -144,6 +144,7 @@ def snapshot_of(work: _Work, *, settings: Settings, now: datetime) -> DecisionIn
         controllers=work.controllers,
         dry_run=work.target.dry_run,
         scale_write_error=work.scale_write_error,
+        scale_not_written=work.unwritten,
         pause=work.pause,
         shadow=work.shadow,
     )
@@ -648,11 +649,7 @@ class Reconciler:
             work.unwritten = True
             if not self._may_write():
                 work.error, work.error_type = "not the leader: the scale was not written", "fenced"
-            work.decision = replace(
-                work.decision,
-                rescale=False,
-                summary=f"{work.decision.summary} (not written)",
-            )
+            work.decision = not_written(work.decision)
 
     def _spare_busy_pods(self, work: _Work) -> None:
         """Before a scale-down: each pod's pod-deletion-cost from its per-pod metric (core/deletion_cost.py),

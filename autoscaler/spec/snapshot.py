@@ -254,6 +254,12 @@ class SnapshotModel(_Strict):
     scale_write_error: Annotated[str, StringConstraints(min_length=1)] | None = Field(
         None, alias="scaleWriteError", description="The scale write failed with this error (the HPA's FailedRescale)."
     )
+    scale_not_written: bool = Field(
+        False,
+        alias="scaleNotWritten",
+        description="The daemon did not write the decision's rescale (its leader fence closed, or the re-read scale "
+        "already had the count): reported as no rescale.",
+    )
     pause: PauseModel | None = Field(None, description="The target was paused by an annotation.")
     shadow: ShadowModel | None = Field(None, description="Shadow mode: the count the replaced autoscaler wanted.")
     comment: str | None = Field(None, description="Free text; ignored.")
@@ -291,6 +297,7 @@ class Snapshot:
     controllers: tuple[str, ...] = ()
     dry_run: bool = False
     scale_write_error: str | None = None
+    scale_not_written: bool = False
     pause: core_pause.Pause | None = None
     shadow: core_shadow.ShadowReading | None = None
     inputs: tuple[core.MetricInput, ...] = ()
@@ -368,6 +375,7 @@ def load_snapshot(data: Any, *, source: str = "", api_rules: bool = True) -> Sna
         controllers=tuple(model.controllers),
         dry_run=model.dry_run,
         scale_write_error=model.scale_write_error,
+        scale_not_written=model.scale_not_written,
         pause=(
             core_pause.Pause(model.pause.source, model.pause.replicas, model.pause.problem)
             if model.pause is not None

@@ -54,6 +54,7 @@ def snapshot_json(
     pause: Pause | None = None,
     shadow: ShadowReading | None = None,
     inputs: Sequence[core.MetricInput] = (),
+    scale_not_written: bool = False,
 ) -> dict[str, Any]:
     """One decision's inputs as a snapshot `load_snapshot` reads back into the same values."""
     snapshot: dict[str, Any] = {
@@ -77,6 +78,8 @@ def snapshot_json(
         snapshot["dryRun"] = True
     if scale_write_error is not None:
         snapshot["scaleWriteError"] = scale_write_error
+    if scale_not_written:
+        snapshot["scaleNotWritten"] = True
     if pause is not None:
         snapshot["pause"] = _pause(pause)
     if shadow is not None:
@@ -125,6 +128,7 @@ class DecisionInputs:
     controllers: tuple[str, ...] = ()
     dry_run: bool = False
     scale_write_error: str | None = None
+    scale_not_written: bool = False
     pause: Pause | None = None
     shadow: ShadowReading | None = None
     inputs: tuple[core.MetricInput, ...] = ()
@@ -150,6 +154,7 @@ class DecisionInputs:
             pause=self.pause,
             shadow=self.shadow,
             inputs=self.inputs,
+            scale_not_written=self.scale_not_written,
         )
 
 

@@ -269,6 +269,10 @@ def test_a_fenced_tick_leaves_no_scale_in_memory(
         d.allowed[0] = False
         (fenced,) = d.reconciler.reconcile([target()], now=T0 + timedelta(seconds=61)).outcomes
         assert fenced.error_type == "fenced" and not fenced.wrote_scale
+        assert fenced.decision is not None and not fenced.decision.rescale
+        assert fenced.decision.summary.endswith("(not written)") and fenced.snapshot is not None
+        assert fenced.snapshot.json()["scaleNotWritten"] is True  # so its replay gives the decision as made
+        assert_replays_to(fenced.snapshot, fenced.decision)
         d.allowed[0] = True
         (outcome,) = d.reconciler.reconcile([target()], now=T0 + timedelta(seconds=76)).outcomes
         assert outcome.decision is not None and outcome.wrote_scale, outcome.decision and outcome.decision.summary
