@@ -287,7 +287,8 @@ def _once_if_same(column: Sequence[T]) -> T | tuple[T, ...]:
     always are), else a tuple; `_column` gives it back as a tuple."""
     if column:
         first = column[0]
-        if column.count(first) == len(column):  # C's loop, identity first
+        # (A tuple value is never kept alone: `_column` reads a tuple as the column itself.)
+        if type(first) is not tuple and column.count(first) == len(column):  # C's loop, identity first
             return first
     return tuple(column)
 

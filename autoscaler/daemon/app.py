@@ -554,16 +554,25 @@ def _problem_sink(observer: Observer, events: Any, may_write: Callable[[], bool]
     return sink
 
 
-def _report_at_once(
-    recorder: FlightRecorder, observer: Observer
-) -> Callable[[TargetOutcome, datetime], TargetOutcome | None]:
+def _report_at_once(recorder: FlightRecorder, observer: Observer) -> Callable[[TargetOutcome, datetime], TargetOutcome]:
     """The reconciler's hook: each outcome recorded and reported (its log line and series) as soon as it is final,
     and what the tick's report keeps of it: its error resolved (`outcome_error`), without the decision and the
     snapshot, so the tick holds no target's decision after that target is done."""
 
     def hand_on(outcome: TargetOutcome, now: datetime) -> TargetOutcome:
-        recorder.record(outcome, now=now)
-        observer.report_outcome(outcome, evaluated_at=now.timestamp())
+        # Each on its own: a recorder that fails must not cost the target its log line and series.
+        try:
+            recorder.record(outcome, now=now)
+        except Exception as err:
+            log.error(
+                "outcome_handler_failed", target=str(outcome.key), step="record", error=f"{type(err).__name__}: {err}"
+            )
+        try:
+            observer.report_outcome(outcome, evaluated_at=now.timestamp())
+        except Exception as err:
+            log.error(
+                "outcome_handler_failed", target=str(outcome.key), step="report", error=f"{type(err).__name__}: {err}"
+            )
         error, error_type = outcome_error(outcome)
         return replace(outcome, decision=None, snapshot=None, error=error, error_type=error_type)
 

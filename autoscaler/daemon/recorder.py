@@ -76,8 +76,9 @@ class _Entry:
         if self.decided is not None:
             try:
                 replayed = decide_snapshot(load_snapshot(snapshot, source=str(key)))
-            except SpecError as err:  # the daemon wrote a snapshot replay cannot read: a bug, shown as such
-                mismatch = {"desiredReplicas": self.desired, "replayError": str(err)}
+            except Exception as err:  # the daemon wrote a snapshot replay cannot decide: a bug, shown as such
+                detail = str(err) if isinstance(err, SpecError) else f"{type(err).__name__}: {err}"
+                mismatch = {"desiredReplicas": self.desired, "replayError": detail}
             else:
                 rendered = render_decision(
                     replayed, now=self.now, name=key.name, namespace=key.namespace, source=self.source

@@ -431,3 +431,21 @@ def test_the_daemons_hook_reports_each_outcome_at_once_and_keeps_it_without_the_
     assert sorted(recorder.snapshots()) == ["shop/api", "shop/web"]
     exported = observer.exposition()[0].decode()
     assert 'autoscaler_errors_total{type="kube"} 1.0' in exported
+
+
+def test_a_recorder_that_fails_costs_the_target_no_log_line() -> None:
+    from autoscaler.daemon.app import _report_at_once
+    from tests.daemon.fakes import outcome_for
+
+    class Broken(FlightRecorder):
+        def record(self, outcome: object, *, now: datetime) -> None:
+            raise OSError("disk full")
+
+    hand_on = _report_at_once(Broken(3), Observer())
+    with capture_logs() as logs:
+        kept = hand_on(outcome_for(target("web")), T0)
+    assert kept.decision is None
+    assert [(line["event"], line.get("step")) for line in logs] == [
+        ("outcome_handler_failed", "record"),
+        ("decision", None),
+    ]

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
 from structlog.testing import capture_logs
 
 from autoscaler.core import types as core
@@ -205,3 +206,26 @@ def test_a_folded_run_keeps_one_file_per_entry_and_a_failed_write_removes_nothin
     assert [line["event"] for line in logs] == ["snapshot_write_failed"]
     assert (tmp_path / "shop_web_20260301T120002.000000Z.json").is_file(), "the run's last good file stays"
     assert [e["repeated"] for e in recorder.snapshots(web.key)["shop/web"]] == [1, 3]
+
+
+def test_a_replay_that_fails_is_served_as_a_mismatch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whatever a replay raises, the entry is still served, its decision None and `replayMismatch` saying why."""
+    from autoscaler.daemon import recorder as module
+
+    recorder = FlightRecorder(3, "")
+    web = target("web")
+    outcome, _ = _lazy_outcome(web)
+    recorder.record(outcome, now=T0)
+
+    def broken(snap: object) -> None:
+        raise ZeroDivisionError("division by zero")
+
+    monkeypatch.setattr(module, "decide_snapshot", broken)
+    with capture_logs() as logs:
+        (entry,) = recorder.snapshots(web.key)["shop/web"]
+    assert entry["decision"] is None and entry["snapshot"]["kind"]
+    assert entry["replayMismatch"] == {
+        "desiredReplicas": outcome.decision.desired_replicas if outcome.decision else None,
+        "replayError": "ZeroDivisionError: division by zero",
+    }
+    assert [line["event"] for line in logs] == ["snapshot_replay_mismatch"]
