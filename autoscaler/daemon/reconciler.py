@@ -534,16 +534,16 @@ class Reconciler:
     ) -> None:
         """Each target decided, then written: on this thread when it has nothing to send (most of a steady
         tick), else queued for the write pool, which writes the queue whenever it holds WRITE_BATCH_PER_WORKER
-        targets per worker (this thread waiting); `finish` as each target is done. Planning every status first
-        held all of a tick's documents at once (~12 KiB per target on a tick that stores every status); writing
-        while this thread decides made the two fight for the interpreter (~30 % more CPU per tick)."""
+        targets per worker (this thread waiting); `finish` on this thread as each target is done (a queued one
+        once its batch is written: its log line and recorder entry made by one thread, not by the pool's threads
+        in turn, which fought over the log handler's lock). Planning every status first held all of a tick's
+        documents at once (~12 KiB per target on a tick that stores every status); writing while this thread
+        decides made the two fight for the interpreter (~30 % more CPU per tick)."""
         pool: ThreadPoolExecutor | None = None
         queued: list[tuple[int, _Work]] = []
 
-        def write_and_finish(item: tuple[int, _Work]) -> None:
-            index, work = item
-            self._guard(work, lambda w: self._write(w, now))
-            finish(index, work)
+        def write_one(item: tuple[int, _Work]) -> None:
+            self._guard(item[1], lambda w: self._write(w, now))
 
         def flush() -> None:
             nonlocal pool
@@ -551,7 +551,9 @@ class Reconciler:
                 return
             if pool is None:
                 pool = ThreadPoolExecutor(max_workers=self._write_concurrency, thread_name_prefix="write")
-            list(pool.map(write_and_finish, queued))
+            list(pool.map(write_one, queued))
+            for index, work in queued:
+                finish(index, work)
             queued.clear()
 
         try:
