@@ -554,6 +554,14 @@ def _problem_sink(observer: Observer, events: Any, may_write: Callable[[], bool]
     return sink
 
 
+def _guarded(step: str, key: TargetKey, call: Callable[[], None]) -> None:
+    """`call`, its failure logged (`outcome_handler_failed`) instead of raised."""
+    try:
+        call()
+    except Exception as err:
+        log.error("outcome_handler_failed", target=str(key), step=step, error=f"{type(err).__name__}: {err}")
+
+
 def _report_at_once(recorder: FlightRecorder, observer: Observer) -> Callable[[TargetOutcome, datetime], TargetOutcome]:
     """The reconciler's hook: each outcome recorded and reported (its log line and series) as soon as it is final,
     and what the tick's report keeps of it: its error resolved (`outcome_error`), without the decision and the
@@ -561,18 +569,8 @@ def _report_at_once(recorder: FlightRecorder, observer: Observer) -> Callable[[T
 
     def hand_on(outcome: TargetOutcome, now: datetime) -> TargetOutcome:
         # Each on its own: a recorder that fails must not cost the target its log line and series.
-        try:
-            recorder.record(outcome, now=now)
-        except Exception as err:
-            log.error(
-                "outcome_handler_failed", target=str(outcome.key), step="record", error=f"{type(err).__name__}: {err}"
-            )
-        try:
-            observer.report_outcome(outcome, evaluated_at=now.timestamp())
-        except Exception as err:
-            log.error(
-                "outcome_handler_failed", target=str(outcome.key), step="report", error=f"{type(err).__name__}: {err}"
-            )
+        _guarded("record", outcome.key, lambda: recorder.record(outcome, now=now))
+        _guarded("report", outcome.key, lambda: observer.report_outcome(outcome, evaluated_at=now.timestamp()))
         error, error_type = outcome_error(outcome)
         return replace(outcome, decision=None, snapshot=None, error=error, error_type=error_type)
 

@@ -22,6 +22,14 @@ from typing import Any
 
 import structlog
 
+from autoscaler.core.behavior import (
+    DESIRED_WITHIN_RANGE,
+    READY_FOR_NEW_SCALE,
+    SCALE_DOWN_STABILIZED,
+    SCALE_UP_STABILIZED,
+    TOO_FEW_REPLICAS,
+    TOO_MANY_REPLICAS,
+)
 from autoscaler.core.state import behavior_state_to_json
 from autoscaler.core.types import BehaviorState, Condition
 from autoscaler.kube.client import KubeClient
@@ -47,10 +55,11 @@ def format_time(when: datetime) -> str:
 # uses (its keys, the metric types, the HPA's condition types, reasons and messages), most common last, where
 # zlib reaches them cheapest. A ~1 KiB status keeps in ~150-250 bytes; the cache and each target's memory keep
 # one such copy (docs/performance.md). Packing is deterministic in one process: equal texts pack to equal bytes.
+_EPOCH = "2026-01-01T00:00:00Z"
 _STATUS_WORDS = json.dumps(
     {
         "shadow": {"theirs": 1, "ours": 1, "agree": True},
-        "lastScaleTime": "2026-01-01T00:00:00Z",
+        "lastScaleTime": _EPOCH,
         "currentMetrics": [
             {"type": "External", "external": {"metric": {"name": "", "selector": {"matchLabels": {}}}}},
             {"type": "Object", "object": {"describedObject": {"apiVersion": "apps/v1", "kind": "Deployment"}}},
@@ -59,49 +68,31 @@ _STATUS_WORDS = json.dumps(
             {"type": "Resource", "resource": {"name": "cpu", "current": {"averageValue": "", "averageUtilization": 1}}},
         ],
         "conditions": [
-            {"type": "AbleToScale", "status": "False", "reason": "FailedGetScale", "message": "the HPA controller"},
-            {"type": "ScalingActive", "status": "False", "reason": "FailedGetResourceMetric", "message": "invalid"},
-            {
-                "type": "ScalingLimited",
-                "status": "True",
-                "reason": "TooManyReplicas",
-                "message": "the desired replica count is more than the maximum replica count",
-            },
-            {
-                "type": "AbleToScale",
-                "status": "True",
-                "reason": "ScaleDownStabilized",
-                "message": "recent "
-                "recommendations were higher than current one, applying the highest recent recommendation",
-            },
-            {
-                "type": "AbleToScale",
-                "status": "True",
-                "reason": "SucceededRescale",
-                "message": "the HPA controller was able to update the target scale to",
-            },
-            {
-                "type": "AbleToScale",
-                "status": "True",
-                "reason": "ReadyForNewScale",
-                "message": "recommended size matches current size",
-                "lastTransitionTime": "2026-01-01T00:00:00Z",
-            },
-            {
-                "type": "ScalingActive",
-                "status": "True",
-                "reason": "ValidMetricFound",
-                "message": "the HPA was able to "
-                "successfully calculate a replica count from cpu resource utilization (percentage of request)",
-                "lastTransitionTime": "2026-01-01T00:00:00Z",
-            },
-            {
-                "type": "ScalingLimited",
-                "status": "False",
-                "reason": "DesiredWithinRange",
-                "message": "the desired count is within the acceptable range",
-                "lastTransitionTime": "2026-01-01T00:00:00Z",
-            },
+            {"type": kind, "status": status, "reason": reason, "message": message, "lastTransitionTime": _EPOCH}
+            for kind, status, (reason, message) in (
+                ("AbleToScale", "False", ("FailedGetScale", "the HPA controller was unable to get the target's")),
+                ("ScalingActive", "False", ("FailedGetResourceMetric", "the HPA was unable to compute the replica")),
+                ("ScalingLimited", "True", TOO_MANY_REPLICAS),
+                ("ScalingLimited", "True", TOO_FEW_REPLICAS),
+                ("AbleToScale", "True", SCALE_UP_STABILIZED),
+                ("AbleToScale", "True", SCALE_DOWN_STABILIZED),
+                (
+                    "AbleToScale",
+                    "True",
+                    ("SucceededRescale", "the HPA controller was able to update the target scale to"),
+                ),
+                ("AbleToScale", "True", READY_FOR_NEW_SCALE),
+                (
+                    "ScalingActive",
+                    "True",
+                    (
+                        "ValidMetricFound",
+                        "the HPA was able to successfully calculate a replica "
+                        "count from cpu resource utilization (percentage of request)",
+                    ),
+                ),
+                ("ScalingLimited", "False", DESIRED_WITHIN_RANGE),
+            )
         ],
         "observedGeneration": 1,
         "behaviorState": {
