@@ -92,4 +92,10 @@ def call_with_retries(
         sleep=sleep,
         reraise=True,
     )
-    return retrying(fn)
+    try:
+        return retrying(fn)
+    finally:
+        # tenacity's state for the call holds the retrying object in a reference cycle (its actions are lambdas
+        # over it): broken here, so the call's objects go with their last reference, not at the collector's
+        # next pass (paused while a tick reads metrics and decides).
+        retrying.iter_state.reset()

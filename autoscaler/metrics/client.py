@@ -42,6 +42,8 @@ from autoscaler.metrics.settings import PrometheusServer
 from autoscaler.metrics.wire import read_answer
 
 log = structlog.get_logger(__name__)
+# What is retried. One object for every query: tenacity's condition holds itself in a reference cycle.
+_RETRY_TRANSIENT = tenacity.retry_if_exception_type(TransientError)
 
 # Retry only what a later attempt can fix; 408 is the server timing out the request.
 _TRANSIENT_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
@@ -128,7 +130,7 @@ class PrometheusClient:
         retrying = tenacity.Retrying(
             stop=stop,
             wait=_wait,
-            retry=tenacity.retry_if_exception_type(TransientError),
+            retry=_RETRY_TRANSIENT,
             reraise=True,
             sleep=self._sleep,
             before_sleep=before_sleep,
@@ -141,6 +143,8 @@ class PrometheusClient:
             err.args = (err.message,)
             err.with_context(promql=promql, server=self.name)
             raise
+        finally:
+            retrying.iter_state.reset()  # breaks tenacity's reference cycle (see kube/retry.py)
 
     def _attempt(self, promql: str, time: datetime, bounds: _Bounds) -> Answer:
         """One HTTP request, over by `timeoutSeconds` or the deadline, whichever comes first."""

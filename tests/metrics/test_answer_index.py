@@ -17,9 +17,9 @@ from autoscaler.core.types import MetricSourceType, PodsReading, ResourceReading
 from autoscaler.metrics import MetricsError, MetricsSettings, Series, SourceRegistry
 from autoscaler.metrics.answers import _decimal_milli, to_milli
 from autoscaler.metrics.context import Answer
-from autoscaler.metrics.errors import BadResponseError, StaleDataError
+from autoscaler.metrics.errors import StaleDataError
 from autoscaler.metrics.promql import TIMESTAMP_MARKER, TIMESTAMP_MARKER_VALUE
-from autoscaler.metrics.wire import _SAMPLE_VALUE, _columns, _Reader, read_answer
+from autoscaler.metrics.wire import _SAMPLE_VALUE, _fast_vector, _Reader, read_answer
 from tests.metrics.helpers import context, pod, request, spec
 
 NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
@@ -89,7 +89,9 @@ _series_json = st.fixed_dictionaries(
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_series_json, max_size=12))
 def test_the_table_holds_every_series_as_sent(result: list[dict[str, Any]]) -> None:
-    answer = read_answer(json.dumps({"status": "success", "data": {"resultType": "vector", "result": result}}).encode())
+    body = json.dumps({"status": "success", "data": {"resultType": "vector", "result": result}}).encode()
+    assert _fast_vector(body) is not None  # the common case takes the one-pass reading
+    answer = read_answer(body)
     expected = tuple(Series(item["metric"], item["value"][1], float(item["value"][0])) for item in result)
     assert answer.series == expected
     assert answer == Answer("vector", expected)
@@ -132,26 +134,89 @@ def _nearly_valid(draw: st.DrawFn) -> list[Any]:
     return result
 
 
+def _both_readings(body: bytes) -> tuple[Any, Any]:
+    """What the one-pass reading gives (a table's columns, or None: declined) and what the piece-by-piece
+    reading gives (the answer's columns, or the error's message)."""
+    fast = _fast_vector(body)
+    reader = _Reader(str)
+    try:
+        answer = reader.document(reader.load(body))
+    except MetricsError as err:
+        slow: Any = ("error", str(err))
+    else:
+        table = answer.table
+        slow = None if table is None else (table.labels, table.values, list(table.stamps))
+    return (None if fast is None else (fast.labels, fast.values, list(fast.stamps))), slow
+
+
 @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_nearly_valid())
 @example([{"metric": {}, "value": [T, "1\n2"]}])  # two numbers in one value
 @example([{"metric": {}, "value": [True, "1"]}])  # a boolean is no time
-def test_the_column_reader_reads_what_the_series_reader_reads(result: list[Any]) -> None:
-    """The column-at-a-time reading of a vector either declines (the series-by-series reading then names what
-    is wrong) or gives exactly the table that reading gives: it never accepts what that one refuses."""
-    reader = _Reader(str)
-    table = _columns(result)
-    try:
-        rows = [reader.series(item, f"data.result[{i}]") for i, item in enumerate(result)]
-    except BadResponseError:
-        assert table is None
-        return
-    if table is not None:
-        assert (table.labels, table.values, list(table.stamps)) == (
-            [labels for labels, _, _ in rows],
-            [value for _, _, value in rows],
-            [time for _, time, _ in rows],
-        )
+@example([{"metric": {}, "value": [2**53 + 1, "1"]}])  # an integer time a float rounds
+@example([{"metric": {}, "value": [10**30, "1"]}])  # past 64 bits, within float64
+def test_the_one_pass_reader_reads_what_the_series_reader_reads(result: list[Any]) -> None:
+    """The one-pass reading of a vector either declines (the piece-by-piece reading then names what is wrong)
+    or gives exactly the table that reading gives: it never accepts what that one refuses."""
+    fast, slow = _both_readings(
+        json.dumps({"status": "success", "data": {"resultType": "vector", "result": result}}).encode()
+    )
+    if fast is not None:
+        assert fast == slow
+
+
+_ENVELOPE = '{"status": "success", "data": {"resultType": "vector", "result": [%s]}}'
+_ONE = '{"metric": {"pod": "p0"}, "value": [1767268800.5, "2"]}'
+
+
+@pytest.mark.parametrize(
+    ("body", "fast_reads_it"),
+    [
+        pytest.param((_ENVELOPE % _ONE).encode(), True, id="the common case"),
+        pytest.param((_ENVELOPE % "").encode(), True, id="an empty vector"),
+        pytest.param(b"\xef\xbb\xbf" + (_ENVELOPE % _ONE).encode(), False, id="a UTF-8 byte-order mark"),
+        pytest.param((_ENVELOPE % _ONE).encode("utf-16"), False, id="UTF-16"),
+        pytest.param((_ENVELOPE % _ONE.replace("p0", "\\ud800")).encode(), False, id="a lone surrogate in a label"),
+        pytest.param((_ENVELOPE % _ONE.replace("p0", "\xff")).encode("latin-1"), False, id="bytes that are no UTF-8"),
+        pytest.param(
+            (_ENVELOPE % '{"metric": {"pod": "a", "pod": "b"}, "value": [1, "3"], "value": [2, "4"]}').encode(),
+            True,
+            id="repeated keys: the last one counts in both",
+        ),
+        pytest.param(
+            b'{"status": "error", "status": "success", "data": {"resultType": "vector", "result": []}}',
+            False,
+            id="a repeated status",
+        ),
+        pytest.param((_ENVELOPE % _ONE.replace("1767268800.5", "NaN")).encode(), False, id="a NaN time"),
+        pytest.param((_ENVELOPE % _ONE.replace("1767268800.5", "1e400")).encode(), False, id="a time past float64"),
+        pytest.param((_ENVELOPE % _ONE.replace('"2"', '"0x1p3"')).encode(), False, id="a value in hexadecimal"),
+        pytest.param((_ENVELOPE % _ONE.replace('"2"', '"nan"')).encode(), False, id="a value NaN spelt as Python does"),
+        pytest.param((_ENVELOPE % _ONE)[:-3].encode(), False, id="a body cut short"),
+        pytest.param(
+            b'{"status": "success", "data": {"resultType": "scalar", "result": [1, "2"]}}', False, id="a scalar"
+        ),
+        pytest.param(
+            b'{"status": "success", "data": {"resultType": "vector", "result": {}}}',
+            False,
+            id="a result that is no list",
+        ),
+    ],
+)
+def test_the_one_pass_reader_on_bodies_json_reads_its_own_way(body: bytes, fast_reads_it: bool) -> None:
+    """Bodies where the two decoders could part: the one-pass reading takes only what it reads exactly as the
+    piece-by-piece reading does, and declines the rest, which that reading then takes or names."""
+    fast, slow = _both_readings(body)
+    assert (fast is not None) == fast_reads_it
+    if fast is not None:
+        assert fast == slow
+    if slow is not None and slow[0] == "error":
+        with pytest.raises(MetricsError) as raised:
+            read_answer(body)
+        assert str(raised.value) == slow[1]
+    else:
+        reader = _Reader(str)
+        assert read_answer(body) == reader.document(reader.load(body))
 
 
 # -- per-pod readings ---------------------------------------------------------------------------------------

@@ -41,6 +41,7 @@ from autoscaler.metrics import (
 )
 from autoscaler.metrics.client import PrometheusClient
 from autoscaler.metrics.registry import SourceRegistry
+from tests.garbage import cyclic_garbage
 from tests.metrics.conftest import Push
 from tests.metrics.helpers import context, cpu_samples, decide_tick, running_pods
 from tests.metrics.helpers import request as metric_request
@@ -431,6 +432,32 @@ def test_an_untyped_exception_stays_in_its_query(proxy: Proxy, push: Push, now: 
     (logged,) = [event for event in logs if event["event"] == "metrics_unexpected_error"]
     assert "ZeroDivisionError" in logged["traceback"]
     assert "guard-secret-token" not in repr(logs) and "guard-secret-token" not in str(error)
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [
+        pytest.param(None, id="answered at once"),
+        pytest.param(Fault(status=503, body=b"busy", match="faults_cycle"), id="answered after a retry"),
+    ],
+)
+def test_a_query_leaves_no_reference_cycle(proxy: Proxy, push: Push, now: datetime, fault: Fault | None) -> None:
+    """tenacity's retrying object sits in a reference cycle while it runs; a query that answers breaks it when
+    done, so the objects it made go with their last reference, not at the collector's next pass (paused during
+    a pass). A query that fails leaves its error's traceback, whose frames hold it, as any caught error does."""
+    push({"__name__": "faults_cycle"}, [(now, 1)])
+    settings = MetricsSettings.model_validate({"servers": {"main": {"url": proxy.url}}})
+    client = PrometheusClient("main", settings.servers["main"], sleep=lambda _: None)
+
+    def query() -> None:
+        if fault is not None:
+            proxy.faults.append(fault)
+        client.query("faults_cycle", time=now, budget_seconds=5, deadline_seconds=10)
+
+    try:
+        assert cyclic_garbage(query, module="tenacity") == []
+    finally:
+        client.close()
 
 
 # ---- 6. a server that echoes the credentials it was sent -----------------------------------------------
