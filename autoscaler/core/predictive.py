@@ -76,7 +76,7 @@ class PredictiveSpec:
     saturation_rise: float = 1.0
     headroom: float = 0.0
     tolerance_up: float = 0.1
-    tolerance_down: float = 0.25
+    tolerance_down: float = 0.2
     trend_significance: float = 3.0
     smooth: bool = False
     scale_down_window_seconds: int = 300
@@ -88,7 +88,7 @@ class PredictiveSpec:
     fill_noise: float = 0.0
     rise_margin: float = 0.3
     serving_window_seconds: int = 60
-    downscale_delay_seconds: int = 300
+    downscale_delay_seconds: int = 600
     downscale_delay_bypass: float = 0.65
 
 

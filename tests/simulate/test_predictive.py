@@ -143,10 +143,10 @@ def test_a_fall_is_held_by_the_largest_need_of_the_window() -> None:
     proposal, _, forecast = propose(SPEC, history, [Need(4.0)], hpa_proposal=4, current=14, now=NOW)
     assert forecast.fallback == "" and proposal == 8
     assert "(the largest need of the last 300 s, 10.00, x fill 0.8; HPA alone: 4)" in forecast.explain()
-    # Within toleranceDown (25 %) of the current count: held, one write fewer.
+    # Within toleranceDown (20 %) of the current count: held, one write fewer.
     proposal, _, forecast = propose(SPEC, history, [Need(4.0)], hpa_proposal=4, current=10, now=NOW)
     assert proposal == 10
-    assert "(held: 8.00 is within -0.25/+0.1 of the current 10; HPA alone: 4)" in forecast.explain()
+    assert "(held: 8.00 is within -0.2/+0.1 of the current 10; HPA alone: 4)" in forecast.explain()
 
 
 @pytest.mark.parametrize(
@@ -157,11 +157,11 @@ def test_a_fall_is_held_by_the_largest_need_of_the_window() -> None:
             100,
             SPEC,
             10,
-            "held: 4.80 is below the current 10 but the last scale write was 100 s ago (downscaleDelaySeconds 300; "
+            "held: 4.80 is below the current 10 but the last scale write was 100 s ago (downscaleDelaySeconds 600; "
             "not held below 0.35 x the count)",
             id="a-write-100-s-ago-delays-the-scale-down",
         ),
-        pytest.param(6.0, 300, SPEC, 5, "the forecast x fill 0.8", id="a-write-300-s-ago-does-not"),
+        pytest.param(6.0, 600, SPEC, 5, "the forecast x fill 0.8", id="a-write-600-s-ago-does-not"),
         pytest.param(6.0, None, SPEC, 5, "the forecast x fill 0.8", id="no-write-known"),
         pytest.param(
             6.0, 100, PredictiveSpec(downscale_delay_seconds=0), 5, "the forecast x fill 0.8", id="delay-0-none"
@@ -198,11 +198,13 @@ def test_no_scale_down_within_the_delay_after_a_scale_write(
 @pytest.mark.parametrize(
     ("delay", "writes"),
     [
-        # The fall's first down-step, then none for 300 s but the deep one at 1155 s (5.86 x 0.8 is more than 65 %
-        # below 15), then the last one 300 s after it.
-        pytest.param(300, {930: 15, 1155: 5, 1455: 3}, id="downscaleDelaySeconds-300"),
+        # The fall's first down-step, then none for 600 s but the deep one at 1140 s (6.71 x 0.8 is more than 65 %
+        # below 16), then the last one 600 s after it.
+        pytest.param(600, {900: 16, 1140: 6, 1740: 3}, id="downscaleDelaySeconds-600"),
         # Without the delay the window's largest need slides down the fall, and each step down is written.
-        pytest.param(0, {930: 15, 1020: 11, 1080: 9, 1110: 7, 1155: 5, 1185: 4, 1200: 3}, id="no-delay"),
+        pytest.param(
+            0, {900: 16, 990: 13, 1035: 11, 1080: 9, 1110: 7, 1140: 6, 1155: 5, 1185: 4, 1200: 3}, id="no-delay"
+        ),
     ],
 )
 def test_a_fall_is_written_in_fewer_steps_after_the_delay(delay: int, writes: dict[int, int]) -> None:
@@ -529,7 +531,8 @@ def test_a_cpu_need_does_not_drop_when_new_pods_become_ready(
         "minReplicas": 1,
         "maxReplicas": 100,
         "mode": "predictive",
-        "predictive": {"servingWindowSeconds": serving_window},
+        # The scale-downs of the earlier defaults (toleranceDown 0.3, no delay), which this trajectory was read with.
+        "predictive": {"servingWindowSeconds": serving_window, "toleranceDown": 0.3, "downscaleDelaySeconds": 0},
     }
     base = load_spec(data, scale_to_zero=False, path="spec")
     spec = scenario_spec(base, "cpu", target_milli=target_milli(1.0, model), model=model)
