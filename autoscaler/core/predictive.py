@@ -38,7 +38,10 @@ The forecast, each sync period:
 - the count moves only when what it covers is more than `tolerance_up` above or `tolerance_down` below it
   (fewer, larger writes: up in one step to the forecast plus `headroom`, down in one step to what it covers),
   and never down while the history is shorter than `scale_down_window_seconds` (the window's largest need is
-  not known yet: the count it started with is held, as the HPA's stabilization holds its first recommendation).
+  not known yet: the count it started with is held, as the HPA's stabilization holds its first recommendation);
+- no scale-down within `downscale_delay_seconds` of the last scale write (the status' lastScaleTime; the HPA's
+  downscale delay before Kubernetes 1.12) unless what the count covers is more than `downscale_delay_bypass`
+  below it: a fall is written in one step once the delay has passed, not in one step per slide of the window.
   The fallback is the HPA's proposal, held on a scale-down as the HPA's tolerance and stabilization would
   (while a need of the window is within the tolerance below the count) and never below the window's largest
   need.
