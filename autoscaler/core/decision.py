@@ -392,7 +392,7 @@ def decide(
     forecast = None
     if spec.predictive is not None:
         proposal, state, forecast = forecast_hook(
-            spec.predictive, outcome.results, state, proposal, current, now, pods=pods
+            spec.predictive, outcome.results, state, proposal, current, now, pods=pods, last_scale_time=last_scale_time
         )
     rescale_reason = ""
     if proposal > current:

@@ -38,7 +38,10 @@ The forecast, each sync period:
 - the count moves only when what it covers is more than `tolerance_up` above or `tolerance_down` below it
   (fewer, larger writes: up in one step to the forecast plus `headroom`, down in one step to what it covers),
   and never down while the history is shorter than `scale_down_window_seconds` (the window's largest need is
-  not known yet: the count it started with is held, as the HPA's stabilization holds its first recommendation).
+  not known yet: the count it started with is held, as the HPA's stabilization holds its first recommendation);
+- no scale-down within `downscale_delay_seconds` of the last scale write (the status' lastScaleTime; the HPA's
+  downscale delay before Kubernetes 1.12) unless what the count covers is more than `downscale_delay_bypass`
+  below it: a fall is written in one step once the delay has passed, not in one step per slide of the window.
   The fallback is the HPA's proposal, held on a scale-down as the HPA's tolerance and stabilization would
   (while a need of the window is within the tolerance below the count) and never below the window's largest
   need.
@@ -76,7 +79,7 @@ class PredictiveSpec:
     saturation_rise: float = 1.0
     headroom: float = 0.0
     tolerance_up: float = 0.1
-    tolerance_down: float = 0.3
+    tolerance_down: float = 0.2
     trend_significance: float = 3.0
     smooth: bool = False
     scale_down_window_seconds: int = 300
@@ -88,6 +91,8 @@ class PredictiveSpec:
     fill_noise: float = 0.0
     rise_margin: float = 0.3
     serving_window_seconds: int = 60
+    downscale_delay_seconds: int = 600
+    downscale_delay_bypass: float = 0.65
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,8 +153,12 @@ def propose(
     current: int,
     now: datetime,
     hpa_tolerance: float = 0.1,
+    last_scale_time: datetime | None = None,
 ) -> tuple[int, tuple[Sample, ...], Forecast]:
-    """The mode's proposal, the history to keep, and the explanation (`hpa_tolerance`: the HPA's, downwards)."""
+    """The mode's proposal, the history to keep, and the explanation (`hpa_tolerance`: the HPA's, downwards).
+
+    `last_scale_time` is the target's last scale write (the HPA status' lastScaleTime; None: none known).
+    """
     saturated = any(n.saturated for n in needs)
     plain = max((n.required for n in needs), default=0.0)
     keep = max(spec.history_seconds, spec.scale_down_window_seconds, spec.trend_seconds, spec.burst_hold_seconds)
@@ -240,15 +249,35 @@ def propose(
             f"its window's largest need (as used, or x{spec.burst_factor:g} as read), {burst[1]:.2f}, at the target"
         )
     wanted = current
+    falls = cover < (1 - spec.tolerance_down) * current
+    delay = _delayed(spec, cover, current, last_scale_time, now) if falls else None
     if current <= 0 or cover > (1 + spec.tolerance_up) * current:
         wanted = math.ceil(cover * (1 + spec.headroom) - 1e-9)
     elif young and cover < current:
         why = f"held: {span:.0f} s of history, less than the {spec.scale_down_window_seconds} s scale-down window"
-    elif cover < (1 - spec.tolerance_down) * current:
+    elif falls and delay is not None:
+        why = (
+            f"held: {cover:.2f} is below the current {current} but the last scale write was {delay:.0f} s ago "
+            f"(downscaleDelaySeconds {spec.downscale_delay_seconds}; not held below "
+            f"{1 - spec.downscale_delay_bypass:g} x the count)"
+        )
+    elif falls:
         wanted = math.ceil(cover - 1e-9)
     else:
         why = f"held: {cover:.2f} is within -{spec.tolerance_down:g}/+{spec.tolerance_up:g} of the current {current}"
     return answer(wanted, forecast, slope, noise, "", why)
+
+
+def _delayed(
+    spec: PredictiveSpec, cover: float, current: int, last_scale_time: datetime | None, now: datetime
+) -> float | None:
+    """Seconds since the last scale write when a scale-down must wait for `downscale_delay_seconds`; else None."""
+    if last_scale_time is None or not spec.downscale_delay_seconds:
+        return None
+    since = (now - last_scale_time).total_seconds()
+    if since >= spec.downscale_delay_seconds or cover < (1 - spec.downscale_delay_bypass) * current:
+        return None
+    return since
 
 
 def _saturation_factor(spec: PredictiveSpec, kept: Sequence[Sample], plain: float, now: datetime) -> float:
@@ -342,11 +371,19 @@ def forecast_hook(
     now: datetime,
     *,
     pods: Sequence[Pod] = (),
+    last_scale_time: datetime | None = None,
 ) -> tuple[int, BehaviorState, Forecast]:
     """`decide`'s hook: the mode's proposal in place of the metrics', and the state with its history."""
     needs = [n for n in (need_of(r, spec, pods, now) for r in results) if n is not None]
     tolerance = min((r.tolerances.scale_down for r in results), default=0.1)
     proposal, history, forecast = propose(
-        spec, state.forecast, needs, hpa_proposal=hpa_proposal, current=current, now=now, hpa_tolerance=tolerance
+        spec,
+        state.forecast,
+        needs,
+        hpa_proposal=hpa_proposal,
+        current=current,
+        now=now,
+        hpa_tolerance=tolerance,
+        last_scale_time=last_scale_time,
     )
     return proposal, replace(state, forecast=history), forecast

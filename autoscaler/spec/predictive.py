@@ -134,6 +134,21 @@ class PredictiveModel(BaseModel):
             "(the metric's), for the share of it served; 0: the HPA's count."
         ),
     )
+    downscale_delay_seconds: int = Field(
+        _DEFAULTS.downscale_delay_seconds,
+        alias="downscaleDelaySeconds",
+        ge=0,
+        le=3600,
+        description="No scale-down within this many seconds of the last scale write (lastScaleTime); 0: none.",
+    )
+    downscale_delay_bypass: float = Field(
+        _DEFAULTS.downscale_delay_bypass,
+        alias="downscaleDelayBypass",
+        ge=0,
+        le=1,
+        allow_inf_nan=False,
+        description="A scale-down to more than this share below the count is not delayed; 1: always delayed.",
+    )
     burst_ratio: float = Field(
         _DEFAULTS.burst_ratio,
         alias="burstRatio",
@@ -185,6 +200,8 @@ class PredictiveModel(BaseModel):
             fill_noise=self.fill_noise,
             rise_margin=self.rise_margin,
             serving_window_seconds=self.serving_window_seconds,
+            downscale_delay_seconds=self.downscale_delay_seconds,
+            downscale_delay_bypass=self.downscale_delay_bypass,
             burst_ratio=self.burst_ratio,
             burst_rise_seconds=self.burst_rise_seconds,
             burst_hold_seconds=self.burst_hold_seconds,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -142,10 +143,92 @@ def test_a_fall_is_held_by_the_largest_need_of_the_window() -> None:
     proposal, _, forecast = propose(SPEC, history, [Need(4.0)], hpa_proposal=4, current=14, now=NOW)
     assert forecast.fallback == "" and proposal == 8
     assert "(the largest need of the last 300 s, 10.00, x fill 0.8; HPA alone: 4)" in forecast.explain()
-    # Within toleranceDown (30 %) of the current count: held, one write fewer.
+    # Within toleranceDown (20 %) of the current count: held, one write fewer.
     proposal, _, forecast = propose(SPEC, history, [Need(4.0)], hpa_proposal=4, current=10, now=NOW)
     assert proposal == 10
-    assert "(held: 8.00 is within -0.3/+0.1 of the current 10; HPA alone: 4)" in forecast.explain()
+    assert "(held: 8.00 is within -0.2/+0.1 of the current 10; HPA alone: 4)" in forecast.explain()
+
+
+@pytest.mark.parametrize(
+    ("need", "written_ago", "spec", "proposal", "why"),
+    [
+        pytest.param(
+            6.0,
+            100,
+            SPEC,
+            10,
+            "held: 4.80 is below the current 10 but the last scale write was 100 s ago (downscaleDelaySeconds 600; "
+            "not held below 0.35 x the count)",
+            id="a-write-100-s-ago-delays-the-scale-down",
+        ),
+        pytest.param(6.0, 600, SPEC, 5, "the forecast x fill 0.8", id="a-write-600-s-ago-does-not"),
+        pytest.param(6.0, None, SPEC, 5, "the forecast x fill 0.8", id="no-write-known"),
+        pytest.param(
+            6.0, 100, PredictiveSpec(downscale_delay_seconds=0), 5, "the forecast x fill 0.8", id="delay-0-none"
+        ),
+        # 3 needed: 2.4 covered, more than 65 % below the 10 pods: a fall that deep is written at once.
+        pytest.param(3.0, 100, SPEC, 3, "the forecast x fill 0.8", id="a-deep-fall-is-not-delayed"),
+        pytest.param(
+            3.0,
+            100,
+            PredictiveSpec(downscale_delay_bypass=1.0),
+            10,
+            "held: 2.40 is below the current 10 but the last scale write was 100 s ago",
+            id="bypass-1-delays-every-scale-down",
+        ),
+    ],
+)
+def test_no_scale_down_within_the_delay_after_a_scale_write(
+    need: float, written_ago: int | None, spec: PredictiveSpec, proposal: int, why: str
+) -> None:
+    # The same need for the whole window, 10 pods: what the count covers (need x fill 0.8) is more than
+    # toleranceDown below it; the last scale write (lastScaleTime) decides whether the scale-down waits.
+    history = _history([need] * 20)
+    written = None if written_ago is None else NOW - timedelta(seconds=written_ago)
+    chosen, _, forecast = propose(
+        spec, history, [Need(need)], hpa_proposal=math.ceil(need), current=10, now=NOW, last_scale_time=written
+    )
+    assert forecast.fallback == "" and chosen == proposal
+    assert f"({why}" in forecast.explain()
+    # A scale-up is never delayed.
+    chosen, _, _ = propose(spec, history, [Need(20.0)], hpa_proposal=20, current=10, now=NOW, last_scale_time=written)
+    assert chosen > 10
+
+
+@pytest.mark.parametrize(
+    ("delay", "writes"),
+    [
+        # The fall's first down-step, then none for 600 s but the deep one at 1140 s (6.71 x 0.8 is more than 65 %
+        # below 16), then the last one 600 s after it.
+        pytest.param(600, {900: 16, 1140: 6, 1740: 3}, id="downscaleDelaySeconds-600"),
+        # Without the delay the window's largest need slides down the fall, and each step down is written.
+        pytest.param(
+            0, {900: 16, 990: 13, 1035: 11, 1080: 9, 1110: 7, 1140: 6, 1155: 5, 1185: 4, 1200: 3}, id="no-delay"
+        ),
+    ],
+)
+def test_a_fall_is_written_in_fewer_steps_after_the_delay(delay: int, writes: dict[int, int]) -> None:
+    # 14 units of demand (20 pods at the target, 1 unit a pod) for 10 minutes, falling to 2 over 5 minutes.
+    model = Model(capacity=1.0)
+    data = {
+        "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+        "minReplicas": 1,
+        "maxReplicas": 100,
+        "mode": "predictive",
+        "predictive": {"downscaleDelaySeconds": delay},
+    }
+    spec = scenario_spec(
+        load_spec(data, scale_to_zero=False, path="spec"), "rps", target_milli=target_milli(1.0, model), model=model
+    )
+    seen: dict[int, int] = {}
+
+    def observe(inputs: DecisionInputs, decision: Decision) -> None:
+        if decision.rescale and decision.desired_replicas is not None:
+            seen[int((inputs.now - EPOCH).total_seconds())] = decision.desired_replicas
+
+    demand = [14.0] * 120 + [14.0 - 12.0 * i / 60 for i in range(60)] + [2.0] * 180
+    simulate(demand, capacity=1.0, spec_model=spec, scenario="rps", model=model, settings=Settings(), observer=observe)
+    assert seen == writes
 
 
 def _timed(points: list[tuple[int, float]]) -> Samples:
@@ -448,7 +531,8 @@ def test_a_cpu_need_does_not_drop_when_new_pods_become_ready(
         "minReplicas": 1,
         "maxReplicas": 100,
         "mode": "predictive",
-        "predictive": {"servingWindowSeconds": serving_window},
+        # The scale-downs of the earlier defaults (toleranceDown 0.3, no delay), which this trajectory was read with.
+        "predictive": {"servingWindowSeconds": serving_window, "toleranceDown": 0.3, "downscaleDelaySeconds": 0},
     }
     base = load_spec(data, scale_to_zero=False, path="spec")
     spec = scenario_spec(base, "cpu", target_milli=target_milli(1.0, model), model=model)
