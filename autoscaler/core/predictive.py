@@ -271,8 +271,9 @@ def propose(
 def _delayed(
     spec: PredictiveSpec, cover: float, current: int, last_scale_time: datetime | None, now: datetime
 ) -> float | None:
-    """Seconds since the last scale write when a scale-down must wait for `downscale_delay_seconds`; else None."""
-    if last_scale_time is None or not spec.downscale_delay_seconds:
+    """Seconds since the last scale write when a scale-down must wait for `downscale_delay_seconds`; else None.
+    A last write later than `now` (another replica's clock, a status edited by hand) is not trusted: no delay."""
+    if last_scale_time is None or last_scale_time > now or not spec.downscale_delay_seconds:
         return None
     since = (now - last_scale_time).total_seconds()
     if since >= spec.downscale_delay_seconds or cover < (1 - spec.downscale_delay_bypass) * current:

@@ -11,7 +11,8 @@ what `quote` (the caller's credential scrubber) lets through.
 The common answer, a vector whose every series is well formed, is decoded and checked in one pass by msgspec
 into typed structs (a third of the CPU of `json.loads` and a check a column at a time); a body that pass
 declines (anything else, however slightly off) is read again by `json` and checked piece by piece, which
-names what is wrong. Both readings accept exactly the same answers and give the same table.
+names what is wrong. Both readings give the same table for every body the second accepts, and the first
+declines every body the second refuses but one (an integer too long for Python in a key neither reads).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from autoscaler.metrics.errors import BadResponseError, PermanentError
 # Go's strconv.FormatFloat(v, 'f'|'e', -1, 64) output, as Prometheus writes sample values, plus its names
 # of the special values. Python's float() also takes "1_000", "infinity" and "nan": Prometheus writes none.
 _VALUE_TEXT = r"(?:[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|NaN|[+-]?Inf)"
-_SAMPLE_VALUE = re.compile(f"^{_VALUE_TEXT}$")
+_SAMPLE_VALUE = re.compile(_VALUE_TEXT)  # with fullmatch: "$" would let a final newline through
 # Many sample values, one per line.
 _SAMPLE_VALUES = re.compile(f"{_VALUE_TEXT}(?:\n{_VALUE_TEXT})*")
 RESULT_TYPES = ("vector", "scalar", "matrix", "string")
@@ -178,7 +179,7 @@ class _Reader:
             raise BadResponseError(f"{path}[0] (the sample time) is {self.show(time)}, not a number of seconds")
         if not isinstance(value, str):
             raise BadResponseError(f"{path}[1] (the sample value) is {self.show(value)}, not a string")
-        if not text and not _SAMPLE_VALUE.match(value):
+        if not text and not _SAMPLE_VALUE.fullmatch(value):
             raise BadResponseError(f"{path}[1] (the sample value) {self.text(value, 40)} is not a number")
         return float(time), value
 
@@ -210,10 +211,19 @@ def _fast_vector(body: bytes) -> SeriesTable | None:
     pass; None for any other body, which `_Reader` then reads piece by piece (and names what is wrong). What
     the decoder takes beyond the series reader's checks is checked here: finite times (it refuses a number out
     of float64's range) and every value a sample value's text. Bodies it refuses that the series reader takes
-    (a byte-order mark, UTF-16, a lone surrogate in a label) take the slow reading, which gives the same."""
+    (a byte-order mark, UTF-16, a lone surrogate in a label) take the slow reading, which gives the same. One
+    body it takes that the series reader refuses: an integer of more than 4,300 digits in a key neither reads
+    (Python's limit on converting one; `json` converts every number, the decoder skips what it does not read)."""
+    if not body.isascii():
+        # The decoder checks the UTF-8 of what it reads, not of the keys it skips: the whole body is checked as
+        # `json.loads` checks it (lone surrogates are the decoder's to refuse).
+        try:
+            body.decode("utf-8", "surrogatepass")
+        except UnicodeDecodeError:
+            return None
     try:
         result = _FAST_ANSWER.decode(body).data.result
-    except (msgspec.MsgspecError, ValueError):  # ValueError: text that is no UTF-8
+    except (msgspec.MsgspecError, ValueError, RecursionError):  # RecursionError: a skipped key nested very deep
         return None
     pairs = list(map(_PAIRS, result))
     stamps = array("d", map(_TIMES, pairs))

@@ -331,10 +331,16 @@ def test_an_api_server_failing_at_random_causes_no_crash_and_no_unasked_write(st
             deadline_seconds=10,
             what="the decision that wrote 2 logged",
         )
-        logged = [(log_time(d), d["desired"]) for d in decisions(daemon, "chaos") if d.get("rescale")]
+        # A decision's tick began `seconds` before its line, and its writes (retries and Retry-After waits
+        # included) lie between the two: each scale write falls within a decision asking for its count.
+        slack = timedelta(seconds=0.5)
+        logged = [
+            (log_time(d) - timedelta(seconds=d["seconds"]), log_time(d), d["desired"])
+            for d in decisions(daemon, "chaos")
+            if d.get("rescale")
+        ]
         for w in writes_of(stack, "chaos"):
-            near = timedelta(seconds=5)
-            asked = {desired for at, desired in logged if w.time - near <= at <= w.time + near}
+            asked = {desired for began, ended, desired in logged if began - slack <= w.time <= ended + slack}
             assert written(w) in asked, (w.time, written(w), logged)
     finally:
         for f in faults:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-
 import pytest
 
 from autoscaler.kube.errors import Conflict, InvalidRequest, Unavailable
@@ -64,17 +62,18 @@ def test_not_retried(err: Exception) -> None:
 @pytest.mark.parametrize(
     "failures",
     [
-        pytest.param((), id="answered at once"),
-        pytest.param((Unavailable("boom", status=500),), id="answered after a retry"),
-        pytest.param((Conflict("changed"),), id="an error not retried"),
+        pytest.param(0, id="answered at once"),
+        pytest.param(1, id="answered after a retry"),
     ],
 )
-def test_a_call_leaves_no_reference_cycle(failures: tuple[Exception, ...]) -> None:
-    """tenacity's retrying object sits in a reference cycle while it runs; a call breaks it when done, so what
-    it made goes with its last reference, not at the collector's next pass (paused during a tick's reading)."""
+def test_a_call_that_answers_leaves_no_reference_cycle(failures: int) -> None:
+    """tenacity's retrying object sits in a reference cycle while it runs; a call that answers breaks it when
+    done, so what it made goes with its last reference, not at the collector's next pass (paused during a tick's
+    reading). (A call that fails leaves its error's traceback, whose frames hold it, as any caught error does.)"""
 
     def call() -> None:
-        with contextlib.suppress(Conflict):
-            call_with_retries(Flaky(*failures), budget=RetryBudget(attempts=3), sleep=lambda _: None)
+        # The errors are made here: one made outside would keep its traceback, and the cycle, reachable.
+        fn = Flaky(*[Unavailable("boom", status=500) for _ in range(failures)])
+        assert call_with_retries(fn, budget=RetryBudget(attempts=3), sleep=lambda _: None) == "ok"
 
     assert cyclic_garbage(call, module="tenacity") == []

@@ -194,6 +194,20 @@ _ONE = '{"metric": {"pod": "p0"}, "value": [1767268800.5, "2"]}'
         pytest.param((_ENVELOPE % _ONE.replace('"2"', '"nan"')).encode(), False, id="a value NaN spelt as Python does"),
         pytest.param((_ENVELOPE % _ONE)[:-3].encode(), False, id="a body cut short"),
         pytest.param(
+            b'{"status": "success", "warnings": '
+            + b"[" * 5000
+            + b"]" * 5000
+            + b', "data": {"resultType": "vector", "result": []}}',
+            False,
+            id="a key the readings skip nested past the parsers' depth",
+        ),
+        pytest.param(
+            b'{"status": "success", "x": "\xff", "data": {"resultType": "vector", "result": []}}',
+            False,
+            id="bytes that are no UTF-8 in a key the readings skip",
+        ),
+        pytest.param((_ENVELOPE % _ONE.replace('"2"', '"1\\n"')).encode(), False, id="a value with a final newline"),
+        pytest.param(
             b'{"status": "success", "data": {"resultType": "scalar", "result": [1, "2"]}}', False, id="a scalar"
         ),
         pytest.param(
@@ -311,7 +325,7 @@ _pod_series = st.fixed_dictionaries(
         "age": st.sampled_from([0, 0, 30, 600]),
         "stamp": st.sampled_from([0.0, 0.0, 0.0, 0.0, -0.5]),
         "value": st.one_of(
-            _decimal_text.filter(lambda t: _SAMPLE_VALUE.match(t) is not None), st.sampled_from(["NaN", "+Inf"])
+            _decimal_text.filter(lambda t: _SAMPLE_VALUE.fullmatch(t) is not None), st.sampled_from(["NaN", "+Inf"])
         ),
     }
 )

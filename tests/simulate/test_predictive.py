@@ -163,6 +163,7 @@ def test_a_fall_is_held_by_the_largest_need_of_the_window() -> None:
         ),
         pytest.param(6.0, 600, SPEC, 5, "the forecast x fill 0.8", id="a-write-600-s-ago-does-not"),
         pytest.param(6.0, None, SPEC, 5, "the forecast x fill 0.8", id="no-write-known"),
+        pytest.param(6.0, -30, SPEC, 5, "the forecast x fill 0.8", id="a-write-in-the-future-is-not-trusted"),
         pytest.param(
             6.0, 100, PredictiveSpec(downscale_delay_seconds=0), 5, "the forecast x fill 0.8", id="delay-0-none"
         ),
