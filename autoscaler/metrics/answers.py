@@ -191,6 +191,13 @@ class PodIndex:
         return self.table.labels[row].get(name)
 
 
+def each_matches(many: re.Pattern[str], texts: Sequence[str]) -> bool:
+    """Whether every text is whole one line of `many` (a pattern of texts one per line), in one match over them
+    all; a text holding the separator would pass as two, so the lines are counted too. False for no texts."""
+    joined = "\n".join(texts)
+    return joined.count("\n") == len(texts) - 1 and many.fullmatch(joined) is not None
+
+
 def pod_index(answer: Answer, grouping: Sequence[str], pod_label: str) -> PodIndex:
     """The answer's value series indexed by the `pod_label` value, its markers by group, and each value
     series' marker (once per answer): each target then looks up only its own pods instead of walking its
@@ -252,8 +259,7 @@ def sample_times(
             return times
         rows = list(index.markers.values())
         texts = [index.table.values[row] for row in rows]
-        joined = "\n".join(texts)  # one match for all; a text holding the separator would pass as two: count
-        if joined.count("\n") != len(texts) - 1 or _PLAIN_TIMES.fullmatch(joined) is None:
+        if not each_matches(_PLAIN_TIMES, texts):
             return None
         seconds = list(map(float, texts))
         if max(seconds) > high:

@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from autoscaler.metrics.answers import each_matches
 from autoscaler.metrics.context import Answer, Series, SeriesTable
 from autoscaler.metrics.errors import BadResponseError, PermanentError
 
@@ -230,9 +231,7 @@ def _fast_vector(body: bytes) -> SeriesTable | None:
     values = list(map(_TEXTS, pairs))
     if not all(map(math.isfinite, stamps)):
         return None
-    # One match over all the values: a value holding the separator would pass as two, so count them too.
-    joined = "\n".join(values)
-    if values and (joined.count("\n") != len(values) - 1 or _SAMPLE_VALUES.fullmatch(joined) is None):
+    if values and not each_matches(_SAMPLE_VALUES, values):
         return None
     return SeriesTable(list(map(_LABELS, result)), values, stamps)
 
