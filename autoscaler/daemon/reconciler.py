@@ -107,7 +107,7 @@ class _Work:
     unwritten: bool = False  # the decision asked for a scale write that did not happen (fenced, or not needed)
     wrote_status: bool = False
     # The status to store for `decision` (computed once): (decision, status, document, write_reason).
-    status_plan: tuple[Decision, AutoscalerStatus | None, dict[str, Any] | None, str] | None = None
+    status_plan: tuple[Decision, dict[str, Any] | None, str] | None = None
     error: str = ""
     error_type: str = ""
     done: bool = False  # an exception ended this target's tick
@@ -591,7 +591,7 @@ class Reconciler:
         if self._events is not None and decision.events:
             return True
         plan = self._plan_status(work, now)
-        return plan is not None and bool(plan[3])
+        return plan is not None and bool(plan[2])
 
     def _write(self, work: _Work, now: datetime) -> None:
         assert work.decision is not None
@@ -605,8 +605,8 @@ class Reconciler:
             self._write_status(work, now)
         finally:
             plan = work.status_plan
-            if plan is not None and plan[2] is not None:  # written (or not): its document is not needed again
-                work.status_plan = (plan[0], None, None, "")
+            if plan is not None and plan[1] is not None:  # written (or not): its document is not needed again
+                work.status_plan = (plan[0], None, "")
 
     def _write_scale(self, work: _Work, now: datetime) -> None:
         assert work.decision is not None and isinstance(work.scale, Scale)
@@ -712,9 +712,7 @@ class Reconciler:
             shadow=shadow_status(decision.shadow) if decision.shadow is not None else None,
         )
 
-    def _plan_status(
-        self, work: _Work, now: datetime
-    ) -> tuple[Decision, AutoscalerStatus | None, dict[str, Any] | None, str] | None:
+    def _plan_status(self, work: _Work, now: datetime) -> tuple[Decision, dict[str, Any] | None, str] | None:
         """The status document for the target's current decision and why it must be stored ("": it may wait);
         None when the target has no store. Computed once per decision (a failed scale write makes a new one)."""
         if (self._status if work.target.origin == Origin.RESOURCE else self._states) is None:
@@ -735,7 +733,7 @@ class Reconciler:
             offset=self._offset(work.key),
         )
         # A status that need not be stored is not kept to the tick's end (~4 KiB per target).
-        work.status_plan = (decision, status, document, reason) if reason else (decision, None, None, reason)
+        work.status_plan = (decision, document if reason else None, reason)
         return work.status_plan
 
     def _write_status(self, work: _Work, now: datetime) -> None:
@@ -746,17 +744,17 @@ class Reconciler:
         if work.unwritten:
             return  # the decision's scale never happened: the stored status stays as it was
         plan = self._plan_status(work, now)
-        if plan is None or not plan[3]:
+        if plan is None or not plan[2]:
             return
-        _, status, document, _ = plan
-        assert work.decision is not None and status is not None and document is not None
+        document = plan[1]
+        assert work.decision is not None and document is not None
         try:
             if target.origin == Origin.RESOURCE:
                 assert self._status is not None
-                # write_reason compared with what this daemon stored last; the cache's copy may lag it.
-                work.wrote_status = self._status.write_status(
-                    target.key.namespace, target.key.name, status, current=target.stored, if_changed=False
-                )
+                # The document made against what this daemon stored last (write_reason compared with it; the
+                # cache's copy may lag it), written as it is: the stored status is the one remembered.
+                self._status.write_document(target.key.namespace, target.key.name, document, current=target.stored)
+                work.wrote_status = True
             else:
                 assert self._states is not None
                 self._states.save(target.key.namespace, target.key.name, document)

@@ -261,12 +261,37 @@ class StatusWriter:
         proves nothing: a caller that knows the stored status differs (the daemon compares with what it wrote
         last) passes `if_changed=False` and the status is written whatever `current` holds.
         """
+        clock = self._clock
+
+        def wanted_of(obj: Mapping[str, Any]) -> dict[str, Any] | None:
+            stored = obj.get("status") or {}
+            wanted = status_to_json(status, previous=stored, now=clock())
+            return None if if_changed and wanted == stored else wanted
+
+        return self._store(namespace, name, current, wanted_of)
+
+    def write_document(
+        self, namespace: str, name: str, document: dict[str, Any], *, current: Mapping[str, Any] | None = None
+    ) -> None:
+        """Store the status document `document` as it is (the daemon's path: it made the document with
+        `status_to_json` against the status it stored last, and decided that it must be written); `current` as
+        for `write_status`, and on 409 the object is read again and the same document written."""
+        self._store(namespace, name, current, lambda obj: document)
+
+    def _store(
+        self,
+        namespace: str,
+        name: str,
+        current: Mapping[str, Any] | None,
+        wanted_of: Callable[[Mapping[str, Any]], dict[str, Any] | None],
+    ) -> bool:
+        """Replace the object's status with `wanted_of(object)` (None: nothing to write), re-reading the
+        object on 409 up to `max_conflicts` times; True when a write happened."""
         obj: Mapping[str, Any] = current if current is not None else self.read(namespace, name)
         conflicts = 0
         while True:
-            stored = obj.get("status") or {}
-            wanted = status_to_json(status, previous=stored, now=self._clock())
-            if if_changed and wanted == stored:
+            wanted = wanted_of(obj)
+            if wanted is None:
                 return False
             meta = obj.get("metadata") or {}
             body = {

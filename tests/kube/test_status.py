@@ -79,6 +79,35 @@ def test_a_cached_copy_that_lags_the_last_write_is_not_trusted_with_if_changed_f
     assert setup.get(f"{PATH}/web")["status"]["desiredReplicas"] == 4
 
 
+def test_a_document_is_written_as_given_and_again_after_a_409(kube: KubeClient, setup: Setup, server: Any) -> None:
+    """The daemon's path: the document it planned is stored unchanged (its transition times too), whatever the
+    cached copy holds; a stale copy costs a re-read and the same document again."""
+    setup.autoscaler("web")
+    writer = StatusWriter(kube, clock=lambda: T0)
+    assert writer.write_status(NS, "web", _status(desired=4))
+    stale = setup.get(f"{PATH}/web")
+    setup.patch(f"{PATH}/web", {"spec": {"maxReplicas": 20}})
+    document = {
+        "currentReplicas": 3,
+        "desiredReplicas": 6,
+        "conditions": [
+            {
+                "type": "AbleToScale",
+                "status": "True",
+                "reason": "ReadyForNewScale",
+                "message": "recommended size matches current size",
+                "lastTransitionTime": "2026-02-01T00:00:00Z",
+            }
+        ],
+    }
+    writer.write_document(NS, "web", document, current=stale)
+    updates = server.audit.records(verb="update", subresource="status", user_agent=kube.settings.user_agent)
+    assert [r.code for r in updates] == [200, 409, 200]
+    obj = setup.get(f"{PATH}/web")
+    assert obj["status"] == document
+    assert obj["spec"]["maxReplicas"] == 20
+
+
 def test_the_custom_resource_is_watched_in_the_configured_namespaces(kube: KubeClient, setup: Setup) -> None:
     setup.autoscaler("web", ns="shop")
     setup.autoscaler("queue", ns="ops")
