@@ -34,7 +34,7 @@ from autoscaler.core.labels import SelectorSyntaxError
 from autoscaler.core.pause import Pause, combine, pause_from_annotations
 from autoscaler.core.shadow import ShadowReading
 from autoscaler.core.state import compact_recommendations, newest_recommendation_time, refresh_offset
-from autoscaler.core.types import MetricFailure, MetricInput, Pod, Scale, ScaleFailure, Settings
+from autoscaler.core.types import BehaviorState, MetricFailure, MetricInput, Pod, Scale, ScaleFailure, Settings
 from autoscaler.daemon.model import Origin, Target, TargetKey, TargetOutcome, TickReport
 from autoscaler.daemon.persist import Memory, StateStore, memory_from_status, stored_status, write_reason
 from autoscaler.kube.cache import APPS_KINDS, PodCache, WorkloadCache
@@ -106,8 +106,11 @@ class _Work:
     scale_write_error: str | None = None  # the scale write failed with this (the decision is FailedRescale)
     unwritten: bool = False  # the decision asked for a scale write that did not happen (fenced, or not needed)
     wrote_status: bool = False
-    # The status to store for `decision` (computed once): (decision, status, document, write_reason).
+    # The status to store for `decision` (computed once): (decision, document or None, write_reason).
     status_plan: tuple[Decision, dict[str, Any] | None, str] | None = None
+    # The decision's behaviour state compacted (core.state.compact_recommendations), once per state: the
+    # status stores it and the memory keeps it.
+    compacted: tuple[BehaviorState, BehaviorState] | None = None
     error: str = ""
     error_type: str = ""
     done: bool = False  # an exception ended this target's tick
@@ -115,6 +118,14 @@ class _Work:
     @property
     def key(self) -> TargetKey:
         return self.target.key
+
+    def compacted_state(self) -> BehaviorState:
+        """The current decision's behaviour state with only the newest recommendation of each count."""
+        assert self.decision is not None
+        state = self.decision.state
+        if self.compacted is None or self.compacted[0] is not state:
+            self.compacted = (state, compact_recommendations(state))
+        return self.compacted[1]
 
 
 def snapshot_of(work: _Work, *, settings: Settings, now: datetime) -> DecisionInputs | None:
@@ -245,7 +256,8 @@ class Reconciler:
                     return
                 if kept is not None:
                     outcomes[index] = kept
-                    work.decision, work.status_plan = None, None  # the target's tick is over: nothing reads them
+                    # The target's tick is over: nothing reads them.
+                    work.decision, work.status_plan, work.compacted = None, None, None
 
         self._decide_and_write(works, now, write=write, finish=finish)
         return TickReport(
@@ -706,7 +718,7 @@ class Reconciler:
             current_metrics=tuple(metric_status(s) for s in statuses) if statuses else (),
             conditions=decision.conditions,
             observed_generation=work.target.generation,
-            behavior_state=compact_recommendations(decision.state),
+            behavior_state=work.compacted_state(),
             reference=format_reference(spec.scale_target_ref),
             targets=format_targets(spec.metrics, statuses),
             shadow=shadow_status(decision.shadow) if decision.shadow is not None else None,
@@ -776,7 +788,7 @@ class Reconciler:
             return  # the previous memory stays: this decision's scale event and lastScaleTime never happened
         # Only the newest recommendation of each count: the windows' results are the same (core.state).
         self._memory[work.key] = Memory(
-            state=compact_recommendations(decision.state),
+            state=work.compacted_state(),
             conditions=decision.conditions,
             last_scale_time=decision.status.last_scale_time,
             desired_replicas=decision.status.desired_replicas,
