@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from autoscaler.core.errors import CoreError
@@ -142,7 +143,22 @@ def _parse_requirement(part: str) -> Requirement:
 
 
 def parse_selector(text: str) -> Selector:
-    """Parse a label-selector string as labels.Parse does; an empty string selects everything."""
+    """Parse a label-selector string as labels.Parse does; an empty string selects everything.
+
+    Each text is parsed once while it is among the last `SELECTOR_MEMO` texts asked for (the result is
+    immutable): every tick asks again for every target's selector, to validate it and for the
+    ambiguous-selector check, so a memo smaller than the number of targets would miss every time. A text that
+    does not parse is parsed again each time (its error is not kept).
+    """
+    return _parsed(text)
+
+
+# Far more than the daemon's target goal (10,000): ~0.6 KiB each.
+SELECTOR_MEMO = 65536
+
+
+@lru_cache(maxsize=SELECTOR_MEMO)
+def _parsed(text: str) -> Selector:
     if not text.strip():
         return Selector(requirements=())
     requirements = tuple(_parse_requirement(part) for part in _split_top_level(text))

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
-from autoscaler.core.labels import Selector, SelectorSyntaxError, format_label_selector, parse_selector
+from autoscaler.core.labels import SelectorSyntaxError, format_label_selector, parse_selector
 from autoscaler.core.pause import PAUSE_ANNOTATIONS
 from autoscaler.core.types import Pod, Scale
 from autoscaler.kube.client import KubeClient
@@ -21,13 +20,6 @@ from autoscaler.kube.informer import Informer, ListWatch
 from autoscaler.kube.pods import pod_from_json
 
 __all__ = ["CachedScale", "PodCache", "WorkloadCache", "workload_scale"]
-
-
-# Every target's scale selector is parsed once: a cache smaller than the number of targets would miss every time
-# (the daemon asks for each target's pods in turn), so it holds far more than the daemon's target goal.
-@lru_cache(maxsize=65536)
-def _selector(text: str) -> Selector:
-    return parse_selector(text)
 
 
 class PodCache:
@@ -61,7 +53,7 @@ class PodCache:
 
     def pods(self, namespace: str, selector: str) -> tuple[Pod, ...]:
         """The cached pods of `namespace` whose labels match `selector` (e.g. a Scale's status.selector)."""
-        return tuple(self.informer.select(namespace, _selector(selector)))
+        return tuple(self.informer.select(namespace, parse_selector(selector)))
 
     def start(self) -> None:
         self.informer.start()

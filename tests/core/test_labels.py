@@ -55,6 +55,15 @@ def test_invalid_selectors_are_refused(selector: str) -> None:
         parse_selector(selector)
 
 
+def test_a_selector_is_parsed_once_and_a_bad_one_each_time() -> None:
+    """The memo of parsed selectors: the same text gives the same parsed selector (no second parse); a text that
+    does not parse raises every time it is asked for, with its message (errors are not kept)."""
+    assert parse_selector("app=memo,tier in (a,b)") is parse_selector("app=memo,tier in (a,b)")
+    for _ in range(2):
+        with pytest.raises(SelectorSyntaxError, match="unbalanced"):
+            parse_selector("tier in (a")
+
+
 def _expr(key: str, operator: str, *values: str) -> dict[str, Any]:
     return {"key": key, "operator": operator, "values": list(values)} if values else {"key": key, "operator": operator}
 
