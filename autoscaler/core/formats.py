@@ -15,6 +15,7 @@ import email.utils
 import re
 from datetime import UTC, datetime
 from decimal import ROUND_UP, Decimal, DecimalException, localcontext
+from functools import lru_cache
 from typing import Any
 
 _QUANTITY = re.compile(
@@ -150,6 +151,7 @@ def parse_time(value: Any) -> datetime:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
+@lru_cache(maxsize=4096)  # the same few instants in thousands of states (a tick's time, a scale event's)
 def format_time(value: datetime) -> str:
     """RFC 3339 in UTC, with fractional seconds only when there are any."""
     value = value.astimezone(UTC)

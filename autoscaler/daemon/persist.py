@@ -13,7 +13,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeGuard
 
 import structlog
 
@@ -130,6 +130,11 @@ def memory_from_status(
         return Memory(stored=packed if packed is not None else stored_status(document))
 
 
+def _is_mapping(value: object) -> TypeGuard[Mapping[str, Any]]:
+    """isinstance(value, Mapping), a dict (every decoded document's objects) answered without the ABC check."""
+    return type(value) is dict or isinstance(value, Mapping)
+
+
 # Status fields whose change is written at once; the others (metric values, the TARGETS text, recommendation
 # timestamps) wait for the refresh.
 _BEHAVIOR_STATE = "behaviorState"
@@ -139,7 +144,7 @@ _LAZY = frozenset({"currentMetrics", "targets", _BEHAVIOR_STATE, _SHADOW})
 
 def _without_time(shadow: Any) -> Any:
     """Shadow mode's comparison without its observedAt (a new one every tick)."""
-    return {k: v for k, v in shadow.items() if k != "observedAt"} if isinstance(shadow, Mapping) else shadow
+    return {k: v for k, v in shadow.items() if k != "observedAt"} if _is_mapping(shadow) else shadow
 
 
 def _without_values(metrics: Any) -> Any:
@@ -148,12 +153,12 @@ def _without_values(metrics: Any) -> Any:
         return metrics
     out = []
     for metric in metrics:
-        if not isinstance(metric, Mapping):
+        if not _is_mapping(metric):
             out.append(metric)
             continue
         shaped: dict[str, Any] = {}
         for key, value in metric.items():
-            if isinstance(value, Mapping) and isinstance(value.get("current"), Mapping):
+            if _is_mapping(value) and _is_mapping(value.get("current")):
                 value = {**value, "current": sorted(value["current"])}
             shaped[key] = value
         out.append(shaped)
@@ -161,10 +166,10 @@ def _without_values(metrics: Any) -> Any:
 
 
 def _recorded_values(state: Any) -> frozenset[Any] | None:
-    recs = state.get("recommendations") if isinstance(state, Mapping) else None
+    recs = state.get("recommendations") if _is_mapping(state) else None
     if not isinstance(recs, list):
         return None
-    return frozenset(r.get("replicas") for r in recs if isinstance(r, Mapping))
+    return frozenset(r.get("replicas") for r in recs if _is_mapping(r))
 
 
 def _failing(state: Mapping[str, Any]) -> frozenset[Any]:
@@ -172,7 +177,7 @@ def _failing(state: Mapping[str, Any]) -> frozenset[Any]:
     items = state.get("metricHealth")
     if not isinstance(items, list):
         return frozenset()
-    return frozenset(h.get("metric") for h in items if isinstance(h, Mapping) and h.get("failures"))
+    return frozenset(h.get("metric") for h in items if _is_mapping(h) and h.get("failures"))
 
 
 def write_reason(
@@ -207,8 +212,8 @@ def write_reason(
     if _without_time(saved.get(_SHADOW)) != _without_time(wanted.get(_SHADOW)):
         return "shadow changed"
     old, new = saved.get(_BEHAVIOR_STATE), wanted.get(_BEHAVIOR_STATE)
-    old_state = old if isinstance(old, Mapping) else {}
-    new_state = new if isinstance(new, Mapping) else {}
+    old_state = old if _is_mapping(old) else {}
+    new_state = new if _is_mapping(new) else {}
     for key in ("scaleUpEvents", "scaleDownEvents"):
         if old_state.get(key) != new_state.get(key):
             return f"{key} changed"

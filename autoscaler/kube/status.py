@@ -18,6 +18,7 @@ import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
 import structlog
@@ -46,6 +47,7 @@ KIND = "PrometheusAutoscaler"
 API_VERSION = f"{GROUP}/{VERSION}"
 
 
+@lru_cache(maxsize=4096)  # the same few instants in thousands of statuses (a tick's time, a transition's)
 def format_time(when: datetime) -> str:
     """metav1.Time: RFC 3339 in UTC, whole seconds."""
     return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
