@@ -151,10 +151,14 @@ def parse_time(value: Any) -> datetime:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-@lru_cache(maxsize=4096)  # the same few instants in thousands of states (a tick's time, a scale event's)
 def format_time(value: datetime) -> str:
     """RFC 3339 in UTC, with fractional seconds only when there are any."""
-    value = value.astimezone(UTC)
+    return _format_utc(value.astimezone(UTC))
+
+
+@lru_cache(maxsize=4096)  # the same few instants in thousands of states (a tick's time, a scale event's)
+def _format_utc(value: datetime) -> str:
+    # Keyed by the instant in UTC: equal keys are one instant (local times equal across a DST fold are not).
     text = value.strftime("%Y-%m-%dT%H:%M:%S")
     if value.microsecond:
         text += f".{value.microsecond:06d}".rstrip("0")

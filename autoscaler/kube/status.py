@@ -1,11 +1,12 @@
 """The PrometheusAutoscaler custom resource: watching it across namespaces, and writing its status.
 
 `AutoscalerCache` lists and watches the custom resource in a configured set of namespaces (or all) and keeps
-the objects as plain dicts for `autoscaler.spec` to parse. `StatusWriter.write_status` writes the /status
-subresource (currentReplicas, desiredReplicas, lastScaleTime, currentMetrics, conditions, observedGeneration,
-behaviorState, and the `reference` / `targets` strings the printer columns show) only when it changed,
-guarded by resourceVersion, re-reading and comparing again on 409. A condition keeps its lastTransitionTime
-while its status stays the same, as the HPA's setCondition does.
+the objects as plain dicts for `autoscaler.spec` to parse. `status_to_json` renders the /status subresource
+(currentReplicas, desiredReplicas, lastScaleTime, currentMetrics, conditions, observedGeneration,
+behaviorState, and the `reference` / `targets` strings the printer columns show); `StatusWriter.write_document`
+stores such a document as it is (the daemon's path: it decides when), `StatusWriter.write_status` renders one
+and stores it only when it changed; both are guarded by resourceVersion and re-read the object on 409. A
+condition keeps its lastTransitionTime while its status stays the same, as the HPA's setCondition does.
 This module must not compute any of the values it writes.
 """
 
@@ -47,10 +48,15 @@ KIND = "PrometheusAutoscaler"
 API_VERSION = f"{GROUP}/{VERSION}"
 
 
-@lru_cache(maxsize=4096)  # the same few instants in thousands of statuses (a tick's time, a transition's)
 def format_time(when: datetime) -> str:
     """metav1.Time: RFC 3339 in UTC, whole seconds."""
-    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return _format_utc(when.astimezone(UTC))
+
+
+@lru_cache(maxsize=4096)  # the same few instants in thousands of statuses (a tick's time, a transition's)
+def _format_utc(when: datetime) -> str:
+    # Keyed by the instant in UTC: equal keys are one instant (local times equal across a DST fold are not).
+    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 # A stored status, packed: zlib (a 4 KiB window) with a preset dictionary of the words every status document
@@ -194,7 +200,8 @@ def status_to_json(status: AutoscalerStatus, *, previous: Mapping[str, Any] | No
 
 
 class StatusWriter:
-    """Writes PrometheusAutoscaler status when it changed, with resourceVersion and a re-read on 409."""
+    """Writes PrometheusAutoscaler status (a document as given, or rendered and only when it changed), with
+    resourceVersion and a re-read on 409."""
 
     def __init__(
         self,

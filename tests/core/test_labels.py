@@ -9,7 +9,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from autoscaler.core.labels import SelectorSyntaxError, format_label_selector, parse_selector, selector_from_object
+from autoscaler.core.labels import (
+    SelectorSyntaxError,
+    _parsed,
+    format_label_selector,
+    parse_selector,
+    selector_from_object,
+)
 
 
 @pytest.mark.parametrize(
@@ -59,9 +65,11 @@ def test_a_selector_is_parsed_once_and_a_bad_one_each_time() -> None:
     """The memo of parsed selectors: the same text gives the same parsed selector (no second parse); a text that
     does not parse raises every time it is asked for, with its message (errors are not kept)."""
     assert parse_selector("app=memo,tier in (a,b)") is parse_selector("app=memo,tier in (a,b)")
+    kept = _parsed.cache_info().currsize
     for _ in range(2):
         with pytest.raises(SelectorSyntaxError, match="unbalanced"):
             parse_selector("tier in (a")
+    assert _parsed.cache_info().currsize == kept, "an error is not kept"
 
 
 def _expr(key: str, operator: str, *values: str) -> dict[str, Any]:

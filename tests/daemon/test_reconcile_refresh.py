@@ -150,3 +150,26 @@ def test_targets_first_written_together_are_refreshed_at_their_own_times(kube: A
         "f": [0, 30, 90],
         "g": [0, 60, 120],
     }
+
+
+def test_the_status_stored_is_the_one_remembered(kube: Any, setup: Setup, server: Any) -> None:
+    """A stored condition without a transition time (written by an older version, or by hand) keeps none in the
+    core while its status holds; the document planned at the tick's time gives it one, and that document is
+    what the server gets: the memory and the server hold the same status, times included."""
+    setup.workload("deployments", "web", replicas=4)
+    setup.post(PAS, spec_doc("web"))
+    obj = setup.get(f"{PAS}/web")
+    untimed = {"type": "AbleToScale", "status": "True", "reason": "Old", "message": "written without a time"}
+    obj["status"] = {"currentReplicas": 4, "desiredReplicas": 4, "conditions": [untimed]}
+    setup.put(f"{PAS}/web/status", obj)
+    prom = FakePrometheus()
+    prom.values[query_for("web")] = 400
+    with daemon(kube, reader_for(prom)) as d:
+        d.wait_replicas("web", 4)
+        target = resource_target(setup, "web")
+        (outcome,) = d.reconciler.reconcile([target], now=at(0)).outcomes
+        assert outcome.error == "" and outcome.wrote_status
+        stored = setup.get(f"{PAS}/web")["status"]
+        able = next(c for c in stored["conditions"] if c["type"] == "AbleToScale")
+        assert able["lastTransitionTime"] == "2026-03-01T12:00:00Z"  # the tick's time, not the writer's clock
+        assert d.reconciler._memory[target.key].document == stored
