@@ -765,8 +765,13 @@ class Reconciler:
                 assert self._status is not None
                 # The document made against what this daemon stored last (write_reason compared with it; the
                 # cache's copy may lag it), written as it is: the stored status is the one remembered.
-                self._status.write_document(target.key.namespace, target.key.name, document, current=target.stored)
-                work.wrote_status = True
+                work.wrote_status = self._status.write_document(
+                    target.key.namespace, target.key.name, document, current=target.stored, may_write=self._may_write
+                )
+                if not work.wrote_status:  # the fence closed during the write's 409 re-reads
+                    if not work.error:
+                        work.error, work.error_type = "not the leader: the status was not written", "fenced"
+                    return
             else:
                 assert self._states is not None
                 self._states.save(target.key.namespace, target.key.name, document)

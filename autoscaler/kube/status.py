@@ -280,12 +280,20 @@ class StatusWriter:
         return self._store(namespace, name, current, wanted_of)
 
     def write_document(
-        self, namespace: str, name: str, document: dict[str, Any], *, current: Mapping[str, Any] | None = None
-    ) -> None:
+        self,
+        namespace: str,
+        name: str,
+        document: dict[str, Any],
+        *,
+        current: Mapping[str, Any] | None = None,
+        may_write: Callable[[], bool] = lambda: True,
+    ) -> bool:
         """Store the status document `document` as it is (the daemon's path: it made the document with
         `status_to_json` against the status it stored last, and decided that it must be written); `current` as
-        for `write_status`, and on 409 the object is read again and the same document written."""
-        self._store(namespace, name, current, lambda obj: document)
+        for `write_status`, and on 409 the object is read again and the same document written. `may_write` is
+        asked before each attempt (the leader's fence: a replica that lost the lease while re-reading after a
+        409 writes nothing); False when it said no."""
+        return self._store(namespace, name, current, lambda obj: document if may_write() else None)
 
     def _store(
         self,

@@ -114,6 +114,24 @@ def test_a_document_is_written_as_given_and_again_after_a_409(kube: KubeClient, 
     assert [r.code for r in updates] == [200, 409, 200, 200]
 
 
+def test_a_document_write_stops_when_the_fence_closes_after_a_409(kube: KubeClient, setup: Setup, server: Any) -> None:
+    """A replica that lost the lease while its write met a 409 writes nothing on the re-read."""
+    setup.autoscaler("web")
+    stale = setup.get(f"{PATH}/web")
+    setup.patch(f"{PATH}/web", {"spec": {"maxReplicas": 20}})
+    asked: list[bool] = []
+
+    def may_write() -> bool:
+        asked.append(not asked)  # the lease held for the first attempt only
+        return asked[-1]
+
+    written = StatusWriter(kube).write_document(NS, "web", {"currentReplicas": 1}, current=stale, may_write=may_write)
+    assert not written and asked == [True, False]
+    updates = server.audit.records(verb="update", subresource="status", user_agent=kube.settings.user_agent)
+    assert [r.code for r in updates] == [409]
+    assert "status" not in setup.get(f"{PATH}/web")
+
+
 def test_a_document_write_gives_up_after_its_conflicts(kube: KubeClient, setup: Setup, server: Any) -> None:
     """More 409s than `max_conflicts` re-reads: the Conflict is raised, nothing else written."""
     setup.autoscaler("web")
