@@ -6,8 +6,12 @@ HPA-compatible default, the same code path as the daemon and replay) and prints 
 unserved, the cost vs the oracle and the scale writes per day (and, for a mode other than the HPA's, how often
 it fell back to the HPA's answer), then the means per scenario and mode (unserved and events/day arithmetic,
 cost geometric). The oracle is cost 1, unserved 0 by definition; its events/day are printed beside.
+`--traces` and `--scenarios` run a subset (a trace by its file name without `.csv`); `--set NAME=VALUE` sets a
+field of spec.predictive for the predictive mode (camelCase, the value read as JSON: `--set fill=0.75`),
+validated as a user's spec is, so a variant is scored without editing the defaults.
 
     .venv/bin/python bench/quality.py TRACES_DIR [--json out.json] [--jobs N] [--modes hpa predictive]
+        [--traces NAME ...] [--scenarios cpu|rps ...] [--set NAME=VALUE ...]
 """
 
 from __future__ import annotations
@@ -26,13 +30,19 @@ from autoscaler.core.types import Settings
 from autoscaler.simulate.model import SCENARIOS, Model, Scenario, prepare, scenario_spec, simulate, target_milli
 from autoscaler.simulate.modes import MODE_SPECS, mode_spec
 from autoscaler.simulate.trace import load_trace
+from autoscaler.spec.errors import SpecError
 
 
-def _one(path: str, scenario: Scenario, mode: str) -> dict[str, Any]:
+def _one(path: str, scenario: Scenario, mode: str, predictive: dict[str, Any]) -> dict[str, Any]:
     model = Model()
     trace = load_trace(path)
     prepared = prepare(trace.times, trace.rates(), model=model)
-    spec = scenario_spec(mode_spec(mode), scenario, target_milli=target_milli(prepared.capacity, model), model=model)
+    spec = scenario_spec(
+        mode_spec(mode, predictive=predictive),
+        scenario,
+        target_milli=target_milli(prepared.capacity, model),
+        model=model,
+    )
     started = time.perf_counter()
     result = simulate(
         prepared.demand,
@@ -102,18 +112,52 @@ def table(rows: list[dict[str, Any]], summary: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def _settings(items: list[str]) -> dict[str, Any]:
+    """`--set NAME=VALUE` as spec.predictive's fields; raises ValueError naming the item that is not one."""
+    fields: dict[str, Any] = {}
+    for item in items:
+        name, sep, text = item.partition("=")
+        if not sep or not name:
+            raise ValueError(f"--set {item!r}: expected NAME=VALUE, e.g. fill=0.75")
+        try:
+            fields[name] = json.loads(text)
+        except json.JSONDecodeError:
+            raise ValueError(f"--set {item!r}: the value {text!r} is not a JSON number, boolean or string") from None
+    return fields
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("traces", metavar="TRACES_DIR", help="a folder of trace CSVs with their .meta.json")
+    parser.add_argument("folder", metavar="TRACES_DIR", help="a folder of trace CSVs with their .meta.json")
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel processes")
     parser.add_argument("--modes", nargs="+", default=list(MODE_SPECS), choices=list(MODE_SPECS))
+    parser.add_argument("--traces", nargs="+", metavar="NAME", help="only these traces (file names without .csv)")
+    parser.add_argument("--scenarios", nargs="+", default=list(SCENARIOS), choices=list(SCENARIOS))
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a field of spec.predictive, e.g. fill=0.75 (repeatable)",
+    )
     args = parser.parse_args(argv)
-    paths = sorted(str(p) for p in Path(args.traces).glob("*.csv"))
-    if not paths:
-        print(f"bench/quality.py: no *.csv in {args.traces}", file=sys.stderr)
+    found = {p.stem: str(p) for p in sorted(Path(args.folder).glob("*.csv"))}
+    if not found:
+        print(f"bench/quality.py: no *.csv in {args.folder}", file=sys.stderr)
         return 1
-    jobs = [(p, s, m) for p in paths for s in SCENARIOS for m in args.modes]
+    missing = [name for name in args.traces or () if name not in found]
+    if missing:
+        print(f"bench/quality.py: --traces: no {', '.join(missing)}.csv in {args.folder}", file=sys.stderr)
+        return 1
+    paths = [found[name] for name in args.traces] if args.traces else list(found.values())
+    try:
+        predictive = _settings(args.set)
+        mode_spec("predictive", predictive=predictive)  # refused here, with the field named, not in a worker
+    except (ValueError, SpecError) as err:
+        print(f"bench/quality.py: {err}", file=sys.stderr)
+        return 1
+    jobs = [(p, s, m, predictive) for p in paths for s in args.scenarios for m in args.modes]
     started = time.perf_counter()
     with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         rows = list(pool.map(_one, *zip(*jobs, strict=True)))

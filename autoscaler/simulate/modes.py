@@ -15,7 +15,10 @@ MODE_SPECS: dict[str, dict[str, Any]] = {
 }
 
 
-def mode_spec(mode: str) -> AutoscalerSpec:
-    """The spec of one of MODE_SPECS, validated as a user's would be."""
+def mode_spec(mode: str, *, predictive: dict[str, Any] | None = None) -> AutoscalerSpec:
+    """The spec of one of MODE_SPECS, validated as a user's would be; `predictive`: spec.predictive's fields set
+    (camelCase, as in a spec) for a mode with `mode: predictive`, ignored for the others."""
     data = {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}, **MODE_SPECS[mode]}
+    if predictive and data.get("mode") == "predictive":
+        data["predictive"] = dict(predictive)
     return load_spec(data, scale_to_zero=False, path="spec")

@@ -1,0 +1,74 @@
+"""bench/quality.py on two small traces: a subset of traces and scenarios, a predictive field set from the command
+line (scored as a spec with that field would be), and every bad argument refused with what is wrong named."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench import quality
+
+
+def _folder(tmp_path: Path) -> Path:
+    """Two 3-hour traces: a sawtooth (a jump every hour, then a steady fall) and a flat line."""
+    rows = {
+        "saw": [f"{m * 60},{3000 - (m % 60) * 40}" for m in range(180)],
+        "flat": [f"{m * 60},1200" for m in range(180)],
+    }
+    for name, points in rows.items():
+        (tmp_path / f"{name}.csv").write_text("\n".join(["timestamp_seconds,value", *points]) + "\n")
+        (tmp_path / f"{name}.meta.json").write_text(json.dumps({"to_per_second_factor": 1 / 60}))
+    return tmp_path
+
+
+def _run(folder: Path, *flags: str) -> list[dict[str, Any]]:
+    out = folder / "figures.json"
+    assert quality.main([str(folder), "--jobs", "1", "--json", str(out), *flags]) == 0
+    runs: list[dict[str, Any]] = json.loads(out.read_text())["runs"]
+    return runs
+
+
+def test_a_subset_runs_only_the_traces_and_scenarios_named(tmp_path: Path) -> None:
+    """One trace and one scenario asked: one row per mode, of that trace and scenario."""
+    runs = _run(_folder(tmp_path), "--traces", "saw", "--scenarios", "cpu")
+    assert [(r["trace"], r["scenario"], r["mode"]) for r in runs] == [
+        ("saw", "cpu", "hpa"),
+        ("saw", "cpu", "predictive"),
+    ]
+
+
+def test_a_field_set_changes_the_predictive_mode_only(tmp_path: Path) -> None:
+    """`--set fill=1` sizes the count at the target, not at 0.8 of it: dearer, and the HPA's row is untouched."""
+    folder = _folder(tmp_path)
+    default = {r["mode"]: r for r in _run(folder, "--traces", "saw", "--scenarios", "rps")}
+    filled = {r["mode"]: r for r in _run(folder, "--traces", "saw", "--scenarios", "rps", "--set", "fill=1")}
+    assert filled["predictive"]["cost"] > default["predictive"]["cost"] * 1.05, (filled, default)
+    assert {k: v for k, v in filled["hpa"].items() if k != "seconds"} == {
+        k: v for k, v in default["hpa"].items() if k != "seconds"
+    }
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        pytest.param(["--traces", "saw", "nope"], "--traces: no nope.csv in ", id="unknown-trace"),
+        pytest.param(["--set", "fill"], "--set 'fill': expected NAME=VALUE", id="set-without-a-value"),
+        pytest.param(["--set", "fill=high"], "--set 'fill=high': the value 'high' is not a JSON", id="set-not-json"),
+        pytest.param(["--set", "fil=0.7"], "spec.predictive.fil: unknown field", id="set-unknown-field"),
+        pytest.param(
+            ["--set", "fill=2"], "spec.predictive.fill: Input should be less than or equal to 1", id="set-range"
+        ),
+    ],
+)
+def test_bad_arguments_are_named(
+    tmp_path: Path, flags: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Refused before any run, one line naming the argument, no traceback."""
+    assert quality.main([str(_folder(tmp_path)), "--jobs", "1", *flags]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith("bench/quality.py: ") and message in captured.err, captured.err
+    assert "Traceback" not in captured.err
