@@ -261,21 +261,20 @@ class StatusWriter:
         status: AutoscalerStatus,
         *,
         current: Mapping[str, Any] | None = None,
-        if_changed: bool = True,
     ) -> bool:
         """Write `status` unless the stored one is equal; True when a write happened.
 
         `current` is the object as last seen (from `AutoscalerCache`), saving a GET; on 409 the object is
         read again and compared again. A cached copy can lag the caller's own last write, so equality with it
         proves nothing: a caller that knows the stored status differs (the daemon compares with what it wrote
-        last) passes `if_changed=False` and the status is written whatever `current` holds.
+        last) writes its document with `write_document`, whatever `current` holds.
         """
         clock = self._clock
 
         def wanted_of(obj: Mapping[str, Any]) -> dict[str, Any] | None:
             stored = obj.get("status") or {}
             wanted = status_to_json(status, previous=stored, now=clock())
-            return None if if_changed and wanted == stored else wanted
+            return None if wanted == stored else wanted
 
         return self._store(namespace, name, current, wanted_of)
 

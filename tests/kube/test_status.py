@@ -12,7 +12,7 @@ from autoscaler.core.state import behavior_state_from_json
 from autoscaler.core.types import BehaviorState, Condition, Recommendation
 from autoscaler.kube.client import KubeClient
 from autoscaler.kube.errors import Conflict
-from autoscaler.kube.status import AutoscalerCache, AutoscalerStatus, StatusWriter, unpack_status
+from autoscaler.kube.status import AutoscalerCache, AutoscalerStatus, StatusWriter, status_to_json, unpack_status
 from tests.kube.conftest import NS, Setup
 from tests.kube.test_cache import eventually
 
@@ -65,7 +65,7 @@ def test_a_stale_object_is_reread_on_409(kube: KubeClient, setup: Setup, server:
     assert obj["status"]["desiredReplicas"] == 4
 
 
-def test_a_cached_copy_that_lags_the_last_write_is_not_trusted_with_if_changed_false(
+def test_a_cached_copy_that_lags_the_last_write_is_not_trusted_by_write_document(
     kube: KubeClient, setup: Setup, server: Any
 ) -> None:
     """The cache still shows desired 4 after the writer stored 5; writing 4 again must reach the server."""
@@ -76,7 +76,7 @@ def test_a_cached_copy_that_lags_the_last_write_is_not_trusted_with_if_changed_f
     assert writer.write_status(NS, "web", _status(desired=5), current=lagging)
     assert not writer.write_status(NS, "web", _status(desired=4), current=lagging), "equal to the copy: skipped"
     assert setup.get(f"{PATH}/web")["status"]["desiredReplicas"] == 5
-    assert writer.write_status(NS, "web", _status(desired=4), current=lagging, if_changed=False)
+    assert writer.write_document(NS, "web", status_to_json(_status(desired=4), previous=None, now=T0), current=lagging)
     assert setup.get(f"{PATH}/web")["status"]["desiredReplicas"] == 4
 
 
