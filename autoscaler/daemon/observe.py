@@ -135,6 +135,11 @@ def outcome_error(outcome: TargetOutcome) -> tuple[str, str]:
     if outcome.error_type or outcome.error:
         error = outcome.error or (decision.error if decision is not None and decision.error else "")
         return error, outcome.error_type or "internal"
+    return decision_error(decision)
+
+
+def decision_error(decision: Decision | None) -> tuple[str, str]:
+    """(error, error_type) of the decision itself, ("", "") when none (see `outcome_error`)."""
     if decision is None:
         return "", ""
     failed = [m for m in decision.metrics if m.error is not None]
@@ -248,6 +253,12 @@ class Observer:
         error, error_type = outcome_error(outcome)
         if error_type:
             self.errors.labels(type=error_type).inc()
+        if outcome.error_type or outcome.error:
+            # The tick's own error (a failed write, say) names the line; the decision's (a failed metric) still
+            # counts, under its own type.
+            _, own_type = decision_error(decision)
+            if own_type and own_type != error_type:
+                self.errors.labels(type=own_type).inc()
         fields: dict[str, Any] = {
             "target": str(key),
             "origin": str(outcome.target.origin),

@@ -9,6 +9,8 @@ and URLs are refused at load when they carry user information.
 
 from __future__ import annotations
 
+from datetime import datetime
+
 
 class MetricsError(Exception):
     """Base class: reading one metric failed. Context is kept as attributes, not only in the text."""
@@ -141,7 +143,8 @@ class NoDataError(MetricsError):
 
 
 class StaleDataError(NoDataError):
-    """The newest sample is older than the staleness budget."""
+    """The newest sample is older than the staleness budget, or (`failed_at` set) older than the metric's last
+    failed read (`MetricRequest.not_before`): a sample from before an outage, not the present."""
 
     def __init__(
         self,
@@ -149,6 +152,7 @@ class StaleDataError(NoDataError):
         *,
         age_seconds: float,
         budget_seconds: float,
+        failed_at: datetime | None = None,
         promql: str = "",
         server: str = "",
         metric: str = "",
@@ -156,3 +160,4 @@ class StaleDataError(NoDataError):
         super().__init__(message, reason="stale", promql=promql, server=server, metric=metric)
         self.age_seconds = age_seconds
         self.budget_seconds = budget_seconds
+        self.failed_at = failed_at

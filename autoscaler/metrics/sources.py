@@ -9,8 +9,9 @@ target keeps its own pods (see `evaluate.py`). No I/O here.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import ClassVar
 
 from autoscaler.core.types import (
@@ -158,14 +159,26 @@ class PrometheusSource:
                 return marker_time(marker, asked=asked, staleness_seconds=plan.staleness_seconds)
         return series.timestamp
 
-    def check_fresh(self, plan: QueryPlan, now: datetime, sample_time: float) -> None:
-        """Refuse a sample older than the staleness budget."""
+    def check_fresh(
+        self, plan: QueryPlan, now: datetime, sample_time: float, *, not_before: datetime | None = None
+    ) -> None:
+        """Refuse a sample older than the staleness budget, or older than `not_before` (the metric's last failed
+        read: a sample from before an outage, `MetricRequest.not_before`)."""
         age = now.timestamp() - sample_time
         if age > plan.staleness_seconds:
             raise StaleDataError(
                 f"newest sample is {age:.0f} s old, over the {plan.staleness_seconds:g} s staleness budget",
                 age_seconds=age,
                 budget_seconds=plan.staleness_seconds,
+            )
+        if not_before is not None and sample_time < not_before.timestamp():
+            raise StaleDataError(
+                f"newest sample ({utc(sample_time):%H:%M:%S}Z, {age:.0f} s old) is older than this metric's last "
+                f"failed read ({not_before.astimezone(UTC):%H:%M:%S}Z): data from before the outage, not the "
+                "present; held until Prometheus has a newer sample",
+                age_seconds=age,
+                budget_seconds=plan.staleness_seconds,
+                failed_at=not_before,
             )
 
     def parse(self, request: MetricRequest, plan: QueryPlan, answer: Answer) -> Reading:
@@ -186,7 +199,9 @@ class _PerPodSource(PrometheusSource):
         self, request: MetricRequest, plan: QueryPlan, answer: Answer
     ) -> tuple[PodIndex, dict[str, list[tuple[int, float]]]]:
         """The target's pods' series (rows of the answer's table) with their sample times; stale pods dropped
-        (they read as missing, which the HPA treats conservatively); `StaleDataError` when every pod is stale."""
+        (they read as missing, which the HPA treats conservatively); `StaleDataError` when every pod is stale,
+        and when any pod's sample is older than `request.not_before` (the metric's last failed read: after an
+        outage the metric waits until every pod has been scraped again)."""
         check_result_type(answer, "vector")
         binding = request.binding or _NO_BINDING
         context = request.context
@@ -200,6 +215,8 @@ class _PerPodSource(PrometheusSource):
         namespace_label, namespace = binding.namespace_label, context.namespace
         labels, stamps, values = table.labels, table.stamps, table.values
         rows_of, row_markers = index.rows, index.row_markers if plan.has_timestamps else {}
+        not_before = request.not_before
+        oldest_fresh = not_before.timestamp() if not_before is not None else -math.inf
         found: dict[str, list[tuple[int, float]]] = {}
         stale: StaleDataError | None = None
         pods = dict.fromkeys([one.name for one in context.pods])  # each pod once, in order
@@ -209,10 +226,12 @@ class _PerPodSource(PrometheusSource):
             for pod in pods:
                 for row in rows_of.get(pod, ()):
                     sample_time = times[row]
-                    if now_seconds - sample_time > staleness:
+                    if now_seconds - sample_time > staleness or sample_time < oldest_fresh:
                         try:
-                            self.check_fresh(plan, context.now, sample_time)
+                            self.check_fresh(plan, context.now, sample_time, not_before=not_before)
                         except StaleDataError as err:
+                            if err.failed_at is not None:
+                                raise  # a pod sampled before the last failed read: not a reading of the present
                             stale = err
                             continue
                     if pod in found:
@@ -239,10 +258,12 @@ class _PerPodSource(PrometheusSource):
                         if fast is not None
                         else marker_seconds(values[marker], stamps[marker], asked=asked, staleness_seconds=staleness)
                     )
-                if now_seconds - sample_time > staleness:
+                if now_seconds - sample_time > staleness or sample_time < oldest_fresh:
                     try:
-                        self.check_fresh(plan, context.now, sample_time)
+                        self.check_fresh(plan, context.now, sample_time, not_before=not_before)
                     except StaleDataError as err:
+                        if err.failed_at is not None:
+                            raise  # as above
                         stale = err
                         continue
                 if pod in found:
@@ -410,7 +431,7 @@ class _OneValueSource(PrometheusSource):
             )
         values = tuple(to_milli(series.value) for series in split.values)
         oldest = min(self.sample_time(plan, split.markers, series) for series in split.values)
-        self.check_fresh(plan, context.now, oldest)
+        self.check_fresh(plan, context.now, oldest, not_before=request.not_before)
         return values, utc(oldest)
 
 

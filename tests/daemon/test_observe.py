@@ -150,6 +150,24 @@ def test_a_failing_target_is_a_warning_an_error_and_counted(
     assert counted == {expected_type: 1.0}
 
 
+def test_a_failed_write_beside_a_failed_metric_counts_both() -> None:
+    """The tick's own error (here a status write's) names the line; the decision's failed metric still counts."""
+    observer = Observer()
+    outcome = outcome_for(target("web"), snapshot=shipped_snapshot("partial-failure-holds.json"), error_type="kube")
+    with capture_logs() as logs:
+        observer.report_tick(TickReport(started=T0, outcomes=(outcome,), seconds=0.1), ended_at=T0.timestamp())
+    (line,) = [entry for entry in logs if entry["event"] == "decision"]
+    assert line["error_type"] == "kube" and "Prometheus query returned no data" in str(line["metrics"])
+    counted = {
+        s.labels["type"]: s.value
+        for f in text_string_to_metric_families(observer.exposition()[0].decode())
+        if f.name == "autoscaler_errors"
+        for s in f.samples
+        if s.name == "autoscaler_errors_total"
+    }
+    assert counted == {"kube": 1.0, "metrics": 1.0}
+
+
 def test_shadow_mode_exports_both_counts_and_their_difference() -> None:
     observer = Observer()
     outcome = outcome_for(target("worker"), snapshot=shadow_snapshot(2))

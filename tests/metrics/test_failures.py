@@ -6,6 +6,7 @@ import json
 import math
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 import pytest
@@ -216,6 +217,63 @@ def test_stale_pods(prometheus: PrometheusServer, make_reader: Reader, push: Pus
     assert reader.read_one(request(metric, ctx)) == PodsReading((PodValue("fresh", 4000, base_time, 60.0),))
     error = _read_error(reader, request(metric, context("f", base_time, pod("old"))))
     assert isinstance(error, StaleDataError)
+
+
+@pytest.mark.parametrize(
+    ("failed_seconds_ago", "refused"),
+    [
+        pytest.param(None, False, id="no failed read: within the budget, read"),
+        pytest.param(31, False, id="failed read before the sample: read"),
+        pytest.param(30, False, id="failed read at the sample's own time: read"),
+        pytest.param(29, True, id="failed read after the sample: refused"),
+    ],
+)
+def test_sample_before_the_last_failed_read(
+    prometheus: PrometheusServer,
+    make_reader: Reader,
+    push: Push,
+    base_time: datetime,
+    failed_seconds_ago: int | None,
+    refused: bool,
+) -> None:
+    """After an outage Prometheus answers with the last sample from before it (inside the lookback and the
+    budget); a sample older than the metric's last failed read (`not_before`) is refused as stale."""
+    sampled = base_time - timedelta(seconds=30)
+    push({"__name__": "failures_outage", "namespace": "f"}, [(sampled, 100)])
+    reader = make_reader(prometheus.url)
+    failed = base_time - timedelta(seconds=failed_seconds_ago) if failed_seconds_ago is not None else None
+    req = replace(request(_queue("failures_outage"), context("f", base_time)), not_before=failed)
+    outcome = reader.read([req]).outcomes[0]
+    if not refused:
+        assert outcome == ExternalReading((100_000,), sampled)
+        return
+    assert isinstance(outcome, StaleDataError) and outcome.failed_at == failed
+    assert outcome.age_seconds == pytest.approx(30) and outcome.budget_seconds == 90
+    assert "older than this metric's last failed read" in str(outcome)
+
+
+def test_pods_one_pod_before_the_last_failed_read(
+    prometheus: PrometheusServer, make_reader: Reader, push: Push, base_time: datetime
+) -> None:
+    """Per-pod metrics: one pod sampled before the last failed read fails the whole metric (it waits until
+    every pod has been scraped again), where a pod past the budget only reads as missing."""
+    failed = base_time - timedelta(seconds=20)
+    push(
+        {"__name__": "failures_outage_pods", "namespace": "f", "pod": "after"},
+        [(base_time - timedelta(seconds=5), 4)],
+        {"__name__": "failures_outage_pods", "namespace": "f", "pod": "before"},
+        [(base_time - timedelta(seconds=40), 9)],
+    )
+    reader = make_reader(prometheus.url)
+    metric = spec(PODS, metric="failures_outage_pods")
+    both = context("f", base_time, pod("after"), pod("before"))
+    error = _read_error(reader, replace(request(metric, both), not_before=failed))
+    assert isinstance(error, StaleDataError) and error.failed_at == failed
+    assert isinstance(reader.read_one(request(metric, both)), PodsReading)  # without a failed read: both read
+    only_after = context("f", base_time, pod("after"))
+    assert reader.read_one(replace(request(metric, only_after), not_before=failed)) == PodsReading(
+        (PodValue("after", 4000, base_time - timedelta(seconds=5), 60.0),)
+    )
 
 
 def test_past_lookback_is_no_data(
