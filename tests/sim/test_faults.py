@@ -166,3 +166,22 @@ def test_a_client_gone_mid_answer_is_not_reported_as_a_server_error(server: Emul
                 httpd.handle_error(None, ("127.0.0.1", 1))
         assert ("ValueError: a bug" in stderr.getvalue()) == printed, stderr.getvalue()
         assert ("Broken pipe" in stderr.getvalue()) is False
+
+
+def test_a_connection_aborted_mid_request_prints_nothing(
+    server: EmulatedApiServer, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """A connection the client side destroyed while the server writes (`ss -K` on a watch: ECONNABORTED) is a
+    client gone, like a broken pipe or a reset, not a bug of the emulator's: no traceback."""
+    import contextlib
+    import http.client
+
+    from autoscaler.sim.apiserver import handler
+
+    def aborted(*args: object, **kwargs: object) -> None:
+        raise ConnectionAbortedError(103, "Software caused connection abort")
+
+    monkeypatch.setattr(handler.Handler, "_dispatch", aborted)
+    with contextlib.suppress(http.client.HTTPException, OSError):
+        urllib.request.urlopen(f"{server.url}/api/v1/namespaces/{NS}/pods", timeout=5).close()
+    assert "Traceback" not in capfd.readouterr().err

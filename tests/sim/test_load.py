@@ -249,3 +249,26 @@ def test_the_exposition_parses(generator: LoadGenerator) -> None:
 
     names = {f.name for f in text_string_to_metric_families(generator.exposition().decode())}
     assert {"container_cpu_usage_seconds", "http_requests", "queue_depth", "load_model_demand"} <= names
+
+
+def test_a_scraper_gone_mid_answer_prints_nothing(generator: LoadGenerator) -> None:
+    """A scrape that timed out and closed its connection (BrokenPipe, reset, aborted) is not the exporter's
+    error; anything else is still printed, as socketserver does."""
+    import contextlib
+    import io
+
+    httpd = generator._httpd
+    assert httpd is not None
+    for error, printed in (
+        (BrokenPipeError(32, "Broken pipe"), False),
+        (ConnectionAbortedError(103, "Software caused connection abort"), False),
+        (ValueError("a bug"), True),
+    ):
+        stderr = io.StringIO()
+        with contextlib.redirect_stderr(stderr):
+            try:
+                raise error
+            except Exception:
+                httpd.handle_error(None, ("127.0.0.1", 1))
+        assert ("ValueError: a bug" in stderr.getvalue()) == printed, stderr.getvalue()
+        assert "Traceback" not in stderr.getvalue() or printed

@@ -170,7 +170,7 @@ class Handler(BaseHTTPRequestHandler):
             if err.retry_after_seconds is not None:
                 headers["Retry-After"] = str(err.retry_after_seconds)
             self._send_json(err.code, err.status(), headers=headers)
-        except (BrokenPipeError, ConnectionResetError):
+        except ConnectionError:  # BrokenPipe, ConnectionReset, ConnectionAborted: the client went away
             self.close_connection = True
         except Exception as err:  # a bug in the emulator: answer as the real server answers a panic
             traceback.print_exc()

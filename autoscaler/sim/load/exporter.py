@@ -11,6 +11,7 @@ poll advances it too before the new pod list takes effect. A failed poll keeps t
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -113,8 +114,7 @@ class LoadGenerator:
 
     def start(self) -> LoadGenerator:
         self.poll()
-        self._httpd = ThreadingHTTPServer((self._host, self._port), _handler(self))
-        self._httpd.daemon_threads = True
+        self._httpd = _Server((self._host, self._port), _handler(self))
         for target, name in ((self._serve, "load-http"), (self._poll_forever, "load-poll")):
             thread = threading.Thread(target=target, name=name, daemon=True)
             thread.start()
@@ -143,6 +143,17 @@ class LoadGenerator:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A scraper that went away mid-answer (its scrape timed out) is not an error of the exporter's;
+        anything else is printed as socketserver does."""
+        if isinstance(sys.exc_info()[1], ConnectionError):  # BrokenPipe, ConnectionReset, ConnectionAborted
+            return
+        super().handle_error(request, client_address)
 
 
 def _handler(generator: LoadGenerator) -> type[BaseHTTPRequestHandler]:
