@@ -94,6 +94,14 @@ def check_config(
         if config is None:  # the FILEs given are checked alone, their bindings need settings that load
             summary += "; the specs it names not checked: the settings are invalid; bindings not checked"
         summary += f"; {checked - invalid} of {checked} autoscaler(s) valid"
+        if config is not None and config.specs.custom_resources and not paths and not files:
+            # Nothing was read: say where the specs are and how to check them, not only "0 of 0".
+            summary += (
+                " (the specs are PrometheusAutoscaler objects in the cluster, which this command does not read: "
+                "the API server checks them against the CRD's schema when they are applied, and the daemon "
+                "reports what it refuses; to check spec files here, name them: "
+                "autoscaler check --config FILE SPEC.yaml)"
+            )
     if others:
         summary += f"; {others} other document(s) not valid"
     if bad:

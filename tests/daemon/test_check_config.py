@@ -187,3 +187,17 @@ def test_main_with_extra_files_and_the_settings_gates(tmp_path: Path, capsys: py
     plain = _write(tmp_path, "plain.yaml", SERVERS)
     assert main(["check", "--config", plain, "--new", spec]) == 1
     assert "spec.minReplicas" in capsys.readouterr().out
+
+
+def test_settings_whose_specs_live_in_the_cluster_say_so(tmp_path: Path) -> None:
+    """Custom resources only and no file: "0 of 0 valid" would read as if nothing was there to check."""
+    code, lines = _run(tmp_path, SERVERS)
+    assert code == 0
+    (summary,) = lines
+    assert (
+        summary.startswith("settings ")
+        and "; 0 of 0 autoscaler(s) valid (the specs are PrometheusAutoscaler" in summary
+    )
+    assert summary.endswith("to check spec files here, name them: autoscaler check --config FILE SPEC.yaml)")
+    spec = _write(tmp_path, "web.yaml", _spec())
+    assert _run(tmp_path, SERVERS, spec)[1][-1].endswith("; 1 of 1 autoscaler(s) valid")
