@@ -529,18 +529,17 @@ class Reconciler:
     def _note_read(self, key: TargetKey, request: MetricRequest, outcome: object, now: datetime) -> None:
         """Keep the time of a failed read until the metric reads again (`_failed_reads`); a sample refused only
         for being older than that failure moves nothing (a newer scrape is what it waits for)."""
-        failed = self._failed_reads.get(key)
         if not isinstance(outcome, MetricsError):
-            if failed is not None and request.not_before is not None:
-                failed.pop(metric_key(request.spec), None)
-                if not failed:
-                    del self._failed_reads[key]
+            if request.not_before is not None:  # the read that ends an outage
+                failed = self._failed_reads.get(key)
+                if failed is not None:
+                    failed.pop(metric_key(request.spec), None)
+                    if not failed:
+                        del self._failed_reads[key]
             return
         if isinstance(outcome, StaleDataError) and outcome.failed_at is not None:
             return
-        if failed is None:
-            failed = self._failed_reads[key] = {}
-        failed[metric_key(request.spec)] = now
+        self._failed_reads.setdefault(key, {})[metric_key(request.spec)] = now
 
     # --- 4. decide -----------------------------------------------------------------------------------------
 
