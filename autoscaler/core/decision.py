@@ -31,7 +31,7 @@ from autoscaler.core.events import Event, EventReason, EventType, failed_rescale
 from autoscaler.core.labels import SelectorSyntaxError, parse_selector
 from autoscaler.core.metric import MetricResult, MetricStatus, compute_metric, tolerances_for
 from autoscaler.core.pause import Pause, hold, resumed
-from autoscaler.core.predictive import Forecast, forecast_hook
+from autoscaler.core.predictive import Forecast, forecast_hook, note_scale_write
 from autoscaler.core.queue import ExtraResult, proposals
 from autoscaler.core.rollout import adjusted as rollout_adjusted
 from autoscaler.core.rollout import rollout_count
@@ -392,7 +392,7 @@ def decide(
     forecast = None
     if spec.predictive is not None:
         proposal, state, forecast = forecast_hook(
-            spec.predictive, outcome.results, state, proposal, current, now, pods=pods, last_scale_time=last_scale_time
+            spec.predictive, outcome.results, state, proposal, current, now, pods=pods
         )
     rescale_reason = ""
     if proposal > current:
@@ -540,6 +540,8 @@ def _finish(
         )
         run.event(EventType.NORMAL, EventReason.SUCCESSFUL_RESCALE, rescale_message(desired, rescale_reason))
         state = store_scale_event(spec.behavior, state, previous=current, new=desired, now=run.now)
+        if spec.predictive is not None:
+            state = note_scale_write(state, previous=current, new=desired, now=run.now)
         last_scale_time = run.now
         if zero.gate:
             if current > 0 and desired == 0 and spec.min_replicas == 0 and zero.object_or_external:
@@ -843,7 +845,12 @@ def failed_rescale(
         decision,
         conditions=tuple(kept),
         events=tuple(events),
-        state=replace(decision.state, scale_up_events=state.scale_up_events, scale_down_events=state.scale_down_events),
+        state=replace(
+            decision.state,
+            scale_up_events=state.scale_up_events,
+            scale_down_events=state.scale_down_events,
+            last_scale_down=state.last_scale_down,
+        ),
         status=replace(decision.status, desired_replicas=previous_desired_replicas, last_scale_time=last_scale_time),
         error=f"failed to rescale {reference}: {error}",
         summary=f"{decision.summary} (the scale write failed: {error})",
@@ -896,7 +903,12 @@ def dry_run(
         decision,
         conditions=tuple(able),
         events=tuple(events),
-        state=replace(decision.state, scale_up_events=state.scale_up_events, scale_down_events=state.scale_down_events),
+        state=replace(
+            decision.state,
+            scale_up_events=state.scale_up_events,
+            scale_down_events=state.scale_down_events,
+            last_scale_down=state.last_scale_down,
+        ),
         status=replace(decision.status, last_scale_time=last_scale_time),
         summary=f"dry run: {decision.summary} (not written)",
     )

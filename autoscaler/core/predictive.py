@@ -39,9 +39,11 @@ The forecast, each sync period:
   (fewer, larger writes: up in one step to the forecast plus `headroom`, down in one step to what it covers),
   and never down while the history is shorter than `scale_down_window_seconds` (the window's largest need is
   not known yet: the count it started with is held, as the HPA's stabilization holds its first recommendation);
-- no scale-down within `downscale_delay_seconds` of the last scale write (the status' lastScaleTime; the HPA's
-  downscale delay before Kubernetes 1.12) unless what the count covers is more than `downscale_delay_bypass`
-  below it: a fall is written in one step once the delay has passed, not in one step per slide of the window.
+- no scale-down within `downscale_delay_seconds` of the last scale-down (kept in the behaviour state; the HPA's
+  downscale delay before Kubernetes 1.12, counted from a scale-down only: after an up-step the scale-down window
+  already holds the rise's need for its length) unless what the count covers is more than
+  `downscale_delay_bypass` below it: a fall is written in one step once the delay has passed, not in one step
+  per slide of the window.
   The fallback is the HPA's proposal, held on a scale-down as the HPA's tolerance and stabilization would
   (while a need of the window is within the tolerance below the count) and never below the window's largest
   need.
@@ -87,11 +89,11 @@ class PredictiveSpec:
     burst_ratio: float = 3.0
     burst_rise_seconds: int = 45
     burst_hold_seconds: int = 1200
-    burst_factor: float = 1.3
+    burst_factor: float = 1.15
     fill_noise: float = 0.0
     rise_margin: float = 0.3
     serving_window_seconds: int = 60
-    downscale_delay_seconds: int = 600
+    downscale_delay_seconds: int = 900
     downscale_delay_bypass: float = 0.65
 
 
@@ -153,11 +155,11 @@ def propose(
     current: int,
     now: datetime,
     hpa_tolerance: float = 0.1,
-    last_scale_time: datetime | None = None,
+    last_scale_down: datetime | None = None,
 ) -> tuple[int, tuple[Sample, ...], Forecast]:
     """The mode's proposal, the history to keep, and the explanation (`hpa_tolerance`: the HPA's, downwards).
 
-    `last_scale_time` is the target's last scale write (the HPA status' lastScaleTime; None: none known).
+    `last_scale_down` is the target's last scale-down write (the behaviour state's; None: none known).
     """
     saturated = any(n.saturated for n in needs)
     plain = max((n.required for n in needs), default=0.0)
@@ -250,14 +252,14 @@ def propose(
         )
     wanted = current
     falls = cover < (1 - spec.tolerance_down) * current
-    delay = _delayed(spec, cover, current, last_scale_time, now) if falls else None
+    delay = _delayed(spec, cover, current, last_scale_down, now) if falls else None
     if current <= 0 or cover > (1 + spec.tolerance_up) * current:
         wanted = math.ceil(cover * (1 + spec.headroom) - 1e-9)
     elif young and cover < current:
         why = f"held: {span:.0f} s of history, less than the {spec.scale_down_window_seconds} s scale-down window"
     elif falls and delay is not None:
         why = (
-            f"held: {cover:.2f} is below the current {current} but the last scale write was {delay:.0f} s ago "
+            f"held: {cover:.2f} is below the current {current} but the last scale-down was {delay:.0f} s ago "
             f"(downscaleDelaySeconds {spec.downscale_delay_seconds}; not held below "
             f"{1 - spec.downscale_delay_bypass:g} x the count)"
         )
@@ -269,13 +271,13 @@ def propose(
 
 
 def _delayed(
-    spec: PredictiveSpec, cover: float, current: int, last_scale_time: datetime | None, now: datetime
+    spec: PredictiveSpec, cover: float, current: int, last_scale_down: datetime | None, now: datetime
 ) -> float | None:
-    """Seconds since the last scale write when a scale-down must wait for `downscale_delay_seconds`; else None.
-    A last write later than `now` (another replica's clock, a status edited by hand) is not trusted: no delay."""
-    if last_scale_time is None or last_scale_time > now or not spec.downscale_delay_seconds:
+    """Seconds since the last scale-down when a scale-down must wait for `downscale_delay_seconds`; else None.
+    A scale-down later than `now` (another replica's clock, a state edited by hand) is not trusted: no delay."""
+    if last_scale_down is None or last_scale_down > now or not spec.downscale_delay_seconds:
         return None
-    since = (now - last_scale_time).total_seconds()
+    since = (now - last_scale_down).total_seconds()
     if since >= spec.downscale_delay_seconds or cover < (1 - spec.downscale_delay_bypass) * current:
         return None
     return since
@@ -372,7 +374,6 @@ def forecast_hook(
     now: datetime,
     *,
     pods: Sequence[Pod] = (),
-    last_scale_time: datetime | None = None,
 ) -> tuple[int, BehaviorState, Forecast]:
     """`decide`'s hook: the mode's proposal in place of the metrics', and the state with its history."""
     needs = [n for n in (need_of(r, spec, pods, now) for r in results) if n is not None]
@@ -385,6 +386,11 @@ def forecast_hook(
         current=current,
         now=now,
         hpa_tolerance=tolerance,
-        last_scale_time=last_scale_time,
+        last_scale_down=state.last_scale_down,
     )
     return proposal, replace(state, forecast=history), forecast
+
+
+def note_scale_write(state: BehaviorState, *, previous: int, new: int, now: datetime) -> BehaviorState:
+    """The state after a scale write: a scale-down's time kept (the downscale delay counts from it)."""
+    return replace(state, last_scale_down=now) if new < previous else state

@@ -42,6 +42,8 @@ def behavior_state_to_json(state: BehaviorState) -> dict[str, Any]:
 
     if state.forecast:  # mode: predictive only; absent is empty
         document["forecast"] = [_sample_to_json(sample) for sample in state.forecast]
+    if state.last_scale_down is not None:  # mode: predictive only; absent (a state of an earlier version too): none
+        document["lastScaleDown"] = format_time(state.last_scale_down)
     return document
 
 
@@ -100,6 +102,14 @@ def _need(value: Any, field: str) -> float:
     return float(value)
 
 
+def _time(value: Any, field: str) -> datetime:
+    """A stored time, the field named when it is not one."""
+    try:
+        return parse_time(value)
+    except ValueError as err:
+        raise ValueError(f"{field}: {err}") from err
+
+
 def _count(value: Any, field: str, *, minimum: int) -> int:
     """An integer field of at least `minimum`: `"2"`, `2.0` and `true` are refused rather than read as 2 or 1."""
     if isinstance(value, bool) or not isinstance(value, int):
@@ -149,6 +159,7 @@ def behavior_state_from_json(data: Mapping[str, Any] | None) -> BehaviorState:
         ),
         idle_since=parse_time(data["idleSince"]) if data.get("idleSince") else None,
         forecast=tuple(_sample_from_json(f, f"forecast[{i}]") for i, f in enumerate(data.get("forecast") or ())),
+        last_scale_down=_time(data["lastScaleDown"], "lastScaleDown") if data.get("lastScaleDown") else None,
     )
 
 

@@ -591,6 +591,9 @@ class BehaviorState:
     # `mode: predictive`: (time, pods needed at the target, the same without the saturation factor) of the recent
     # decisions, oldest first.
     forecast: tuple[tuple[datetime, float, float], ...] = ()
+    # `mode: predictive`: when the target was last scaled down (its downscale delay counts from it; None: not
+    # since the state was first written).
+    last_scale_down: datetime | None = None
 
 
 # --------------------------------------------------------------------------------------------------------

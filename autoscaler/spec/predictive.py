@@ -139,7 +139,7 @@ class PredictiveModel(BaseModel):
         alias="downscaleDelaySeconds",
         ge=0,
         le=3600,
-        description="No scale-down within this many seconds of the last scale write (lastScaleTime); 0: none.",
+        description="No scale-down within this many seconds of the last scale-down (lastScaleDown); 0: none.",
     )
     downscale_delay_bypass: float = Field(
         _DEFAULTS.downscale_delay_bypass,

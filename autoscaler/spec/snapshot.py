@@ -209,6 +209,9 @@ class BehaviorStateModel(_Strict):
     metric_health: list[MetricHealthModel] = Field(default_factory=list, alias="metricHealth")
     idle_since: Time | None = Field(None, alias="idleSince")
     forecast: list[ForecastSampleModel] = Field(default_factory=list, description="mode: predictive's history.")
+    last_scale_down: Time | None = Field(
+        None, alias="lastScaleDown", description="mode: predictive: the target's last scale-down; absent: none."
+    )
 
     def to_core(self) -> core.BehaviorState:
         return behavior_state_from_json(self.model_dump(by_alias=True))

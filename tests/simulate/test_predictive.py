@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
 from pydantic import ValidationError
 
 from autoscaler.core.calculator import PodGroups
-from autoscaler.core.decision import Decision
+from autoscaler.core.decision import Decision, dry_run, failed_rescale
 from autoscaler.core.predictive import Need, PredictiveSpec, propose, serving_pods
 from autoscaler.core.state import behavior_state_from_json, behavior_state_to_json
 from autoscaler.core.types import BehaviorState, Pod, Settings
@@ -149,50 +150,58 @@ def test_a_fall_is_held_by_the_largest_need_of_the_window() -> None:
     assert "(held: 8.00 is within -0.2/+0.1 of the current 10; HPA alone: 4)" in forecast.explain()
 
 
+DELAY = PredictiveSpec(downscale_delay_seconds=600, downscale_delay_bypass=0.65, tolerance_down=0.2)
+
+
 @pytest.mark.parametrize(
-    ("need", "written_ago", "spec", "proposal", "why"),
+    ("need", "down_ago", "spec", "proposal", "why"),
     [
         pytest.param(
             6.0,
             100,
-            SPEC,
+            DELAY,
             10,
-            "held: 4.80 is below the current 10 but the last scale write was 100 s ago (downscaleDelaySeconds 600; "
+            "held: 4.80 is below the current 10 but the last scale-down was 100 s ago (downscaleDelaySeconds 600; "
             "not held below 0.35 x the count)",
-            id="a-write-100-s-ago-delays-the-scale-down",
+            id="a-scale-down-100-s-ago-delays-the-next",
         ),
-        pytest.param(6.0, 600, SPEC, 5, "the forecast x fill 0.8", id="a-write-600-s-ago-does-not"),
-        pytest.param(6.0, None, SPEC, 5, "the forecast x fill 0.8", id="no-write-known"),
-        pytest.param(6.0, -30, SPEC, 5, "the forecast x fill 0.8", id="a-write-in-the-future-is-not-trusted"),
+        pytest.param(6.0, 600, DELAY, 5, "the forecast x fill 0.8", id="a-scale-down-600-s-ago-does-not"),
+        pytest.param(6.0, None, DELAY, 5, "the forecast x fill 0.8", id="no-scale-down-known"),
+        pytest.param(6.0, -30, DELAY, 5, "the forecast x fill 0.8", id="a-scale-down-in-the-future-is-not-trusted"),
         pytest.param(
-            6.0, 100, PredictiveSpec(downscale_delay_seconds=0), 5, "the forecast x fill 0.8", id="delay-0-none"
+            6.0,
+            100,
+            replace(DELAY, downscale_delay_seconds=0),
+            5,
+            "the forecast x fill 0.8",
+            id="delay-0-none",
         ),
         # 3 needed: 2.4 covered, more than 65 % below the 10 pods: a fall that deep is written at once.
-        pytest.param(3.0, 100, SPEC, 3, "the forecast x fill 0.8", id="a-deep-fall-is-not-delayed"),
+        pytest.param(3.0, 100, DELAY, 3, "the forecast x fill 0.8", id="a-deep-fall-is-not-delayed"),
         pytest.param(
             3.0,
             100,
-            PredictiveSpec(downscale_delay_bypass=1.0),
+            replace(DELAY, downscale_delay_bypass=1.0),
             10,
-            "held: 2.40 is below the current 10 but the last scale write was 100 s ago",
+            "held: 2.40 is below the current 10 but the last scale-down was 100 s ago",
             id="bypass-1-delays-every-scale-down",
         ),
     ],
 )
-def test_no_scale_down_within_the_delay_after_a_scale_write(
-    need: float, written_ago: int | None, spec: PredictiveSpec, proposal: int, why: str
+def test_no_scale_down_within_the_delay_after_a_scale_down(
+    need: float, down_ago: int | None, spec: PredictiveSpec, proposal: int, why: str
 ) -> None:
     # The same need for the whole window, 10 pods: what the count covers (need x fill 0.8) is more than
-    # toleranceDown below it; the last scale write (lastScaleTime) decides whether the scale-down waits.
+    # toleranceDown below it; the last scale-down (the behaviour state's) decides whether the scale-down waits.
     history = _history([need] * 20)
-    written = None if written_ago is None else NOW - timedelta(seconds=written_ago)
+    down = None if down_ago is None else NOW - timedelta(seconds=down_ago)
     chosen, _, forecast = propose(
-        spec, history, [Need(need)], hpa_proposal=math.ceil(need), current=10, now=NOW, last_scale_time=written
+        spec, history, [Need(need)], hpa_proposal=math.ceil(need), current=10, now=NOW, last_scale_down=down
     )
     assert forecast.fallback == "" and chosen == proposal
     assert f"({why}" in forecast.explain()
     # A scale-up is never delayed.
-    chosen, _, _ = propose(spec, history, [Need(20.0)], hpa_proposal=20, current=10, now=NOW, last_scale_time=written)
+    chosen, _, _ = propose(spec, history, [Need(20.0)], hpa_proposal=20, current=10, now=NOW, last_scale_down=down)
     assert chosen > 10
 
 
@@ -200,7 +209,7 @@ def test_no_scale_down_within_the_delay_after_a_scale_write(
     ("delay", "writes"),
     [
         # The fall's first down-step, then none for 600 s but the deep one at 1140 s (6.71 x 0.8 is more than 65 %
-        # below 16), then the last one 600 s after it.
+        # below 16), then the last one 600 s after that scale-down.
         pytest.param(600, {900: 16, 1140: 6, 1740: 3}, id="downscaleDelaySeconds-600"),
         # Without the delay the window's largest need slides down the fall, and each step down is written.
         pytest.param(
@@ -232,6 +241,92 @@ def test_a_fall_is_written_in_fewer_steps_after_the_delay(delay: int, writes: di
     assert seen == writes
 
 
+def test_a_scale_up_does_not_delay_the_fall_after_it() -> None:
+    # 4 units of demand (6 pods at the target, 1 unit a pod), a 2-minute spike to 10, then 4 again: the spike's
+    # up-steps end at 660 s; the fall's first step waits for the 300 s scale-down window of needs only, not for
+    # 600 s after that last write (1260 s), since the delay counts from the last scale-down (315 s, before the
+    # spike); the next waits 600 s after it.
+    model = Model(capacity=1.0)
+    data = {
+        "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+        "minReplicas": 1,
+        "maxReplicas": 100,
+        "mode": "predictive",
+        "predictive": {"downscaleDelaySeconds": 600},
+    }
+    spec = scenario_spec(
+        load_spec(data, scale_to_zero=False, path="spec"), "rps", target_milli=target_milli(1.0, model), model=model
+    )
+    seen: dict[int, tuple[int | None, datetime | None]] = {}
+
+    def observe(inputs: DecisionInputs, decision: Decision) -> None:
+        if decision.rescale:
+            seen[int((inputs.now - EPOCH).total_seconds())] = (
+                decision.desired_replicas,
+                decision.state.last_scale_down,
+            )
+
+    demand = [4.0] * 120 + [10.0] * 24 + [4.0] * 240
+    simulate(demand, capacity=1.0, spec_model=spec, scenario="rps", model=model, settings=Settings(), observer=observe)
+    at = {when: EPOCH + timedelta(seconds=when) for when in (315, 1005, 1605)}
+    assert seen == {
+        315: (5, at[315]),
+        600: (7, at[315]),
+        615: (10, at[315]),
+        630: (12, at[315]),
+        645: (18, at[315]),
+        660: (22, at[315]),
+        1005: (13, at[1005]),
+        1605: (5, at[1605]),
+    }
+
+
+def test_the_hpa_path_keeps_no_last_scale_down() -> None:
+    model = Model(capacity=1.0)
+    spec = scenario_spec(mode_spec("hpa"), "rps", target_milli=target_milli(1.0, model), model=model)
+    decisions: list[Decision] = []
+    simulate(
+        _demand(720),
+        capacity=1.0,
+        spec_model=spec,
+        scenario="rps",
+        model=model,
+        settings=Settings(),
+        observer=lambda _inputs, decision: decisions.append(decision),
+    )
+    assert any(d.rescale and (d.desired_replicas or 0) < (d.current_replicas or 0) for d in decisions)  # scaled down
+    assert all(d.state.last_scale_down is None for d in decisions)
+    assert all("lastScaleDown" not in behavior_state_to_json(d.state) for d in decisions)
+
+
+def test_a_scale_down_not_written_keeps_the_last_scale_down_before_it() -> None:
+    downs: list[tuple[DecisionInputs, Decision]] = []
+
+    def seen(inputs: DecisionInputs, decision: Decision) -> None:
+        if decision.rescale and (decision.desired_replicas or 0) < (decision.current_replicas or 0):
+            downs.append((inputs, decision))
+
+    _run("rps", observer=seen)
+    assert len(downs) >= 2
+    inputs, decision = downs[1]  # a state that already holds the first scale-down
+    assert decision.state.last_scale_down == inputs.now
+    before = inputs.state.last_scale_down
+    assert before is not None and before < inputs.now
+    failed = failed_rescale(
+        decision,
+        "conflict",
+        reference="Deployment/web",
+        state=inputs.state,
+        conditions=inputs.conditions,
+        previous_desired_replicas=inputs.previous_desired_replicas,
+        last_scale_time=inputs.last_scale_time,
+        now=inputs.now,
+    )
+    dry = dry_run(decision, state=inputs.state, conditions=inputs.conditions, last_scale_time=inputs.last_scale_time)
+    assert failed.state.last_scale_down == before
+    assert dry.state.last_scale_down == before
+
+
 def _timed(points: list[tuple[int, float]]) -> Samples:
     """Needs at the given seconds before NOW, none of them saturated."""
     return tuple((NOW - timedelta(seconds=ago), need, need) for ago, need in points)
@@ -245,8 +340,8 @@ QUIET = [(ago, 1.0) for ago in range(300, 0, -15)]  # one pod needed every 15 s 
     [
         pytest.param(
             _timed([(1000, 1.0), (985, 1.0), (970, 1.0), (955, 6.0), (940, 2.0), *QUIET]),
-            8,
-            "a burst x6.0 in 45 s within the last 1200 s: its window's largest need (as used, or x1.3 as read), 7.80, "
+            7,
+            "a burst x6.0 in 45 s within the last 1200 s: its window's largest need (as used, or x1.15 as read), 6.90, "
             "at the target",
             id="a-burst-16-minutes-ago-is-covered-at-burstFactor-x-its-need",
         ),
@@ -298,9 +393,9 @@ def test_a_saturation_onset_is_no_burst() -> None:
     assert kept[-1] == (NOW, 6.4, 3.2)
     assert forecast.fallback == "" and chosen == 6  # ceil((6.4 + 0.3 x the 1.2 read) x 0.8)
     assert "burst" not in forecast.explain()
-    # The same rise read unsaturated (an rps metric) is a burst: covered at 1.3 x 6.4 = 8.32.
+    # The same rise read unsaturated (an rps metric) is a burst: covered at 1.15 x 6.4 = 7.36.
     chosen, _, forecast = propose(DOUBLED, history, [Need(6.4)], hpa_proposal=7, current=2, now=NOW)
-    assert chosen == 9 and "a burst x3.2 in 45 s" in forecast.explain()
+    assert chosen == 8 and "a burst x3.2 in 45 s" in forecast.explain()
 
 
 @pytest.mark.parametrize(
@@ -482,6 +577,27 @@ def test_a_snapshots_saturated_sample_reads_back_through_the_schema() -> None:
     document["forecast"][0]["unboosted"] = -1.0
     with pytest.raises(ValidationError, match=r"forecast\.0\.unboosted"):
         BehaviorStateModel.model_validate(document)
+
+
+@pytest.mark.parametrize(
+    ("stored", "last_scale_down"),
+    [
+        pytest.param({"recommendations": []}, None, id="an-earlier-versions-state-knows-none"),
+        pytest.param({"recommendations": [], "lastScaleDown": "2026-01-01T00:00:00Z"}, NOW, id="kept"),
+    ],
+)
+def test_the_last_scale_down_restores(stored: dict[str, object], last_scale_down: datetime | None) -> None:
+    state = behavior_state_from_json(stored)
+    assert state.last_scale_down == last_scale_down
+    assert behavior_state_to_json(state) == {"scaleUpEvents": [], "scaleDownEvents": [], **stored}
+    assert BehaviorStateModel.model_validate(stored).to_core() == state  # a snapshot's state reads the same
+
+
+def test_a_bad_last_scale_down_is_refused_naming_its_field() -> None:
+    with pytest.raises(ValueError, match=r"lastScaleDown: 'monday' is not an RFC 3339 time"):
+        behavior_state_from_json({"recommendations": [], "lastScaleDown": "monday"})
+    with pytest.raises(ValidationError, match="lastScaleDown"):
+        BehaviorStateModel.model_validate({"recommendations": [], "lastScaleDown": "monday"})
 
 
 def _pod(name: str, ready_ago: float) -> Pod:
