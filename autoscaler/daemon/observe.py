@@ -253,12 +253,11 @@ class Observer:
         error, error_type = outcome_error(outcome)
         if error_type:
             self.errors.labels(type=error_type).inc()
-        if outcome.error_type or outcome.error:
-            # The tick's own error (a failed write, say) names the line; the decision's (a failed metric) still
-            # counts, under its own type.
-            _, own_type = decision_error(decision)
-            if own_type and own_type != error_type:
-                self.errors.labels(type=own_type).inc()
+        # The tick's own error (a failed status write, say) names the line; a failed metric of the decision still
+        # counts as one (a failed scale write is the decision's error too, but is the one already counted).
+        own = bool(outcome.error_type or outcome.error)
+        if own and error_type != "metrics" and decision_error(decision)[1] == "metrics":
+            self.errors.labels(type="metrics").inc()
         fields: dict[str, Any] = {
             "target": str(key),
             "origin": str(outcome.target.origin),

@@ -30,21 +30,11 @@ import structlog
 from autoscaler.core.decision import Decision, controlling_autoscalers, decide, dry_run, failed_rescale, not_written
 from autoscaler.core.deletion_cost import plan_deletion_costs
 from autoscaler.core.events import EventReason
-from autoscaler.core.fallback import metric_key
 from autoscaler.core.labels import SelectorSyntaxError
 from autoscaler.core.pause import Pause, combine, pause_from_annotations
 from autoscaler.core.shadow import ShadowReading
 from autoscaler.core.state import compact_recommendations, newest_recommendation_time, refresh_offset
-from autoscaler.core.types import (
-    BehaviorState,
-    MetricFailure,
-    MetricInput,
-    MetricSpec,
-    Pod,
-    Scale,
-    ScaleFailure,
-    Settings,
-)
+from autoscaler.core.types import BehaviorState, MetricFailure, MetricInput, Pod, Scale, ScaleFailure, Settings
 from autoscaler.daemon.model import Origin, Target, TargetKey, TargetOutcome, TickReport
 from autoscaler.daemon.persist import Memory, StateStore, memory_from_status, stored_status, write_reason
 from autoscaler.kube.cache import APPS_KINDS, PodCache, WorkloadCache
@@ -54,7 +44,7 @@ from autoscaler.kube.pods import PodAnnotator
 from autoscaler.kube.scale import ScaleClient
 from autoscaler.kube.state import UnreadableState
 from autoscaler.kube.status import AutoscalerStatus, CachedObject, StatusWriter, status_to_json
-from autoscaler.metrics import MetricRequest, MetricsError, MetricsReader, ReadContext, StaleDataError
+from autoscaler.metrics import MetricRequest, MetricsError, MetricsReader, ReadContext
 from autoscaler.spec.render import format_reference, format_targets, metric_status, shadow_status
 from autoscaler.spec.shadow import SHADOW, ShadowSpec
 from autoscaler.spec.snapshot_out import DecisionInputs
@@ -216,10 +206,6 @@ class Reconciler:
         self._memory: dict[TargetKey, Memory] = {}
         self._selectors: dict[TargetKey, _Selector] = {}
         self._offsets: dict[TargetKey, timedelta] = {}
-        # Per target, per metric (core.fallback.metric_key): the tick time of its last failed read since its last
-        # good one. A sample older than that is refused (MetricRequest.not_before): after an outage Prometheus
-        # answers with the samples from before it until it scrapes again.
-        self._failed_reads: dict[TargetKey, dict[str, datetime]] = {}
 
     def _offset(self, key: TargetKey) -> timedelta:
         """The target's place in the status refresh period (`core.state.refresh_offset`), computed once."""
@@ -234,12 +220,10 @@ class Reconciler:
             self._memory.clear()
             self._selectors.clear()
             self._offsets.clear()
-            self._failed_reads.clear()
             return
         self._memory.pop(key, None)
         self._selectors.pop(key, None)
         self._offsets.pop(key, None)
-        self._failed_reads.pop(key, None)
 
     # --- the tick ---------------------------------------------------------------------------------------
 
@@ -463,46 +447,21 @@ class Reconciler:
         )
         autoscaler = work.target.autoscaler
         models = autoscaler.metric_bindings
-        failed = self._failed_reads.get(work.key)
-
-        def not_before(metric: MetricSpec) -> datetime | None:
-            return failed.get(metric_key(metric)) if failed else None
-
         mine = [
-            MetricRequest(
-                metric,
-                context,
-                binding=models[i] if i < len(models) else None,
-                key=(work.key, i),
-                not_before=not_before(metric),
-            )
+            MetricRequest(metric, context, binding=models[i] if i < len(models) else None, key=(work.key, i))
             for i, metric in enumerate(spec.metrics)
         ]
         # The drain time's and the formula's inputs, in the same pass (keyed after the metrics).
         bindings = autoscaler.input_bindings
         mine += [
-            MetricRequest(
-                item.metric,
-                context,
-                binding=bindings[j],
-                key=(work.key, len(spec.metrics) + j),
-                not_before=not_before(item.metric),
-            )
+            MetricRequest(item.metric, context, binding=bindings[j], key=(work.key, len(spec.metrics) + j))
             for j, item in enumerate(extra)
         ]
         into.extend(mine)
         cost = spec.pod_deletion_cost
         if cost is not None:
             binding = autoscaler.cost_binding
-            into.append(
-                MetricRequest(
-                    cost.metric,
-                    context,
-                    binding=binding,
-                    key=(work.key, COST_METRIC),
-                    not_before=not_before(cost.metric),
-                )
-            )
+            into.append(MetricRequest(cost.metric, context, binding=binding, key=(work.key, COST_METRIC)))
 
     def _read_metrics(self, works: Sequence[_Work], now: datetime) -> tuple[float, int]:
         """ONE pass over every metric of every target; a `MetricsError` becomes the core's `MetricFailure`."""
@@ -516,7 +475,6 @@ class Reconciler:
         for request, outcome in zip(requests, result.outcomes, strict=True):
             key, i = cast(tuple[TargetKey, int | str], request.key)
             work = by_key[key]
-            self._note_read(key, request, outcome, now)
             value = MetricFailure(str(outcome)) if isinstance(outcome, MetricsError) else outcome
             if i == COST_METRIC:
                 work.cost_reading = value
@@ -525,21 +483,6 @@ class Reconciler:
             else:
                 work.extra_inputs[cast(int, i) - len(work.metrics)] = value
         return result.duration_seconds, result.queries_sent
-
-    def _note_read(self, key: TargetKey, request: MetricRequest, outcome: object, now: datetime) -> None:
-        """Keep the time of a failed read until the metric reads again (`_failed_reads`); a sample refused only
-        for being older than that failure moves nothing (a newer scrape is what it waits for)."""
-        if not isinstance(outcome, MetricsError):
-            if request.not_before is not None:  # the read that ends an outage
-                failed = self._failed_reads.get(key)
-                if failed is not None:
-                    failed.pop(metric_key(request.spec), None)
-                    if not failed:
-                        del self._failed_reads[key]
-            return
-        if isinstance(outcome, StaleDataError) and outcome.failed_at is not None:
-            return
-        self._failed_reads.setdefault(key, {})[metric_key(request.spec)] = now
 
     # --- 4. decide -----------------------------------------------------------------------------------------
 

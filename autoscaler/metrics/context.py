@@ -56,19 +56,12 @@ class ReadContext:
 
 @dataclass(frozen=True, slots=True)
 class MetricRequest:
-    """One metric of one target to read in a pass. `key` is the caller's handle (e.g. target and index).
-
-    `not_before`, when set, is the time of this metric's last failed read (the daemon keeps it until a read
-    succeeds): a sample older than it is refused as stale, whatever the staleness budget says, since after an
-    outage Prometheus answers with the last samples from before it (its lookback keeps them) until it scrapes
-    again, and those describe the past, not the present (docs/metrics.md, "Staleness").
-    """
+    """One metric of one target to read in a pass. `key` is the caller's handle (e.g. target and index)."""
 
     spec: MetricSpec
     context: ReadContext
     binding: PrometheusBinding | None = None
     key: Hashable = None
-    not_before: datetime | None = None
 
     @property
     def name(self) -> str:

@@ -143,8 +143,8 @@ class NoDataError(MetricsError):
 
 
 class StaleDataError(NoDataError):
-    """The newest sample is older than the staleness budget, or (`failed_at` set) older than the metric's last
-    failed read (`MetricRequest.not_before`): a sample from before an outage, not the present."""
+    """The newest sample is older than the staleness budget, or (`failed_at` set) older than its query's last
+    failed attempt to reach the server (`QueryPlan.failed_at`): a sample from before an outage."""
 
     def __init__(
         self,

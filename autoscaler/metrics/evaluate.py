@@ -22,7 +22,7 @@ import traceback
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from concurrent.futures import TimeoutError as FuturesTimeout
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import partial
 from typing import Protocol, TypeVar, cast, runtime_checkable
@@ -32,7 +32,7 @@ import structlog
 from autoscaler.core.types import Reading
 from autoscaler.metrics.client import PrometheusClient
 from autoscaler.metrics.context import Answer, MetricRequest, Query
-from autoscaler.metrics.errors import MetricsError, PermanentError, QueryTimeoutError
+from autoscaler.metrics.errors import MetricsError, PermanentError, QueryTimeoutError, TransientError
 from autoscaler.metrics.registry import SourceRegistry
 from autoscaler.metrics.settings import MetricsSettings
 from autoscaler.metrics.source import MetricSource, QueryPlan
@@ -47,6 +47,10 @@ PASS_SHARE_OF_SYNC_PERIOD = 0.8
 # How long past its deadline the pass waits for queries cutting themselves off (closing a socket takes a
 # moment) before it abandons them: the pass returns by deadline + grace + the time to read the answers.
 PASS_GRACE_SECONDS = 0.25
+# The queries' failure memory (MetricsReader._failed) is pruned of failures older than a day (the largest
+# staleness budget) when it holds more than this many queries.
+_FAILED_QUERIES_PRUNE_AT = 1024
+_FAILED_FORGET_SECONDS = 86400.0
 
 
 class QueryClient(Protocol):
@@ -127,6 +131,12 @@ class MetricsReader:
             }
         self._clients: dict[str, QueryClient] = dict(clients)
         self._redactors = [client.redact for client in self._clients.values() if isinstance(client, Redacting)]
+        # Per (server, PromQL): when the query last failed to reach its server (seconds since the epoch: the
+        # time asked plus how long the pass had run). A sample older than that is from before an outage: after
+        # one, Prometheus answers with the samples it holds from before it until it scrapes again
+        # (`QueryPlan.failed_at`, docs/metrics.md "Staleness").
+        self._failed: dict[tuple[str, str], float] = {}
+        self._failed_lock = threading.Lock()
 
     def redact(self, text: str) -> str:
         """`text` with every configured credential of every server scrubbed."""
@@ -187,9 +197,38 @@ class MetricsReader:
             )
         except MetricsError as err:
             planned = err
+        if not isinstance(planned, MetricsError):
+            planned = (planned[0], self._with_failure(planned[1]))
         if key is not None:
             memo[key] = _copy_error(planned) if isinstance(planned, MetricsError) else planned
         return planned.with_context(metric=request.name) if isinstance(planned, MetricsError) else planned
+
+    def _with_failure(self, plan: QueryPlan) -> QueryPlan:
+        """`plan` with the time of its query's last failed attempt to reach the server, when that says more
+        than the staleness budget does (a sample older than the budget is refused anyway) and is not after
+        the time asked (a clock set back: it proves nothing)."""
+        if not plan.has_timestamps:
+            return plan
+        query = plan.query
+        with self._failed_lock:
+            failed = self._failed.get((query.server, query.promql))
+        if failed is None:
+            return plan
+        asked = query.time.timestamp()
+        if failed > asked or asked - failed > plan.staleness_seconds:
+            return plan
+        return replace(plan, failed_at=failed)
+
+    def _note_failure(self, query: Query, elapsed_seconds: float) -> None:
+        """Remember that `query` failed to reach its server, `elapsed_seconds` into the pass; forget failures
+        older than any staleness budget can be (a day)."""
+        at = query.time.timestamp() + elapsed_seconds
+        with self._failed_lock:
+            key = (query.server, query.promql)
+            self._failed[key] = max(at, self._failed.get(key, at))
+            if len(self._failed) > _FAILED_QUERIES_PRUNE_AT:
+                for old in [k for k, when in self._failed.items() if at - when > _FAILED_FORGET_SECONDS]:
+                    del self._failed[old]
 
     def read(self, requests: Sequence[MetricRequest]) -> PassResult:
         """Plan all, query each distinct (server, PromQL, time) once, read every answer.
@@ -266,10 +305,12 @@ class MetricsReader:
     ) -> None:
         """Every query on the pool, each answer given to `on_answer` (in this thread) as it arrives, while the
         others are still under way; what has not answered by the deadline (plus the grace) is a timeout."""
-        deadline = self._monotonic() + deadline_seconds
+        started = self._monotonic()
+        deadline = started + deadline_seconds
         queries = list(budgets)
         if not queries:
             return
+        sent: set[Query] = set()  # the queries whose request went out (set.add is atomic)
         workers = min(self._settings.max_concurrent_queries, len(queries))
         # A query is sent only while fewer than `workers` answers are out or waiting to be read: the threads
         # fetch and decode faster than this thread reads, and unbounded they decoded every answer of the pass
@@ -295,7 +336,8 @@ class MetricsReader:
             remaining = deadline - self._monotonic()
             if ended.is_set() or remaining <= 0:  # the pass is over (woken to leave), or its deadline passed
                 return not_sent(), True
-            sent = self._monotonic()
+            sent_at = self._monotonic()
+            sent.add(query)
             answer: Answer | MetricsError
             try:
                 budget = min(budgets[query], remaining)
@@ -304,8 +346,15 @@ class MetricsReader:
                 answer = err
             except Exception as err:  # the last line: never let one query's surprise end the pass
                 answer = self._unexpected(err, what=f"querying server {query.server!r}")
-            self._observe(query.server, self._monotonic() - sent, answer)
+            self._observe(query.server, self._monotonic() - sent_at, answer)
             return answer, True
+
+        def answered(query: Query, answer: Answer | MetricsError) -> None:
+            """Hand the answer on; a query sent that could not reach its server (unreachable, timed out, 5xx,
+            429) is remembered (a query never sent says nothing about the server)."""
+            if isinstance(answer, TransientError) and query in sent:
+                self._note_failure(query, self._monotonic() - started)
+            on_answer(query, answer)
 
         # Not a `with` block: leaving one waits for every thread, and the pass must not wait for stragglers.
         pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="prometheus-query")
@@ -319,7 +368,7 @@ class MetricsReader:
                 for future in as_completed(futures, timeout=bound):
                     answer, held = future.result()
                     try:
-                        on_answer(futures.pop(future), answer)
+                        answered(futures.pop(future), answer)
                     finally:
                         del answer  # read: dropped before the next query may be sent
                         if held:
@@ -333,7 +382,7 @@ class MetricsReader:
                 permits.release()
             pool.shutdown(wait=False, cancel_futures=True)
         for query in futures.values():
-            on_answer(
+            answered(
                 query,
                 QueryTimeoutError(
                     f"no answer by the pass's {deadline_seconds:g} s deadline; abandoned",

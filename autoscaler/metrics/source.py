@@ -22,7 +22,9 @@ class QueryPlan:
 
     `grouping` is the labels one value is keyed by (namespace and pod, plus container for resources; none
     for Object/External); `has_timestamps` says the query also returns sample times (see
-    `promql.with_sample_timestamps`), else only Prometheus's lookback bounds a sample's age.
+    `promql.with_sample_timestamps`), else only Prometheus's lookback bounds a sample's age. `failed_at` is the
+    time (seconds since the epoch) of this query's last failed attempt to reach its server, when the reader
+    remembers one (`MetricsReader`): a sample older than it is from before an outage, and refused.
     """
 
     query: Query
@@ -31,6 +33,7 @@ class QueryPlan:
     has_timestamps: bool
     staleness_seconds: float
     window_seconds: float
+    failed_at: float | None = None
 
 
 @runtime_checkable

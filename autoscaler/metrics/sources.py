@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import ClassVar
 
 from autoscaler.core.types import (
@@ -159,11 +159,9 @@ class PrometheusSource:
                 return marker_time(marker, asked=asked, staleness_seconds=plan.staleness_seconds)
         return series.timestamp
 
-    def check_fresh(
-        self, plan: QueryPlan, now: datetime, sample_time: float, *, not_before: datetime | None = None
-    ) -> None:
-        """Refuse a sample older than the staleness budget, or older than `not_before` (the metric's last failed
-        read: a sample from before an outage, `MetricRequest.not_before`)."""
+    def check_fresh(self, plan: QueryPlan, now: datetime, sample_time: float) -> None:
+        """Refuse a sample older than the staleness budget, or older than the query's last failed attempt to
+        reach its server (`plan.failed_at`: a sample from before an outage)."""
         age = now.timestamp() - sample_time
         if age > plan.staleness_seconds:
             raise StaleDataError(
@@ -171,14 +169,15 @@ class PrometheusSource:
                 age_seconds=age,
                 budget_seconds=plan.staleness_seconds,
             )
-        if not_before is not None and sample_time < not_before.timestamp():
+        failed_at = plan.failed_at
+        if failed_at is not None and sample_time < failed_at:
             raise StaleDataError(
-                f"newest sample ({utc(sample_time):%H:%M:%S}Z, {age:.0f} s old) is older than this metric's last "
-                f"failed read ({not_before.astimezone(UTC):%H:%M:%S}Z): data from before the outage, not the "
-                "present; held until Prometheus has a newer sample",
+                f"newest sample ({utc(sample_time):%H:%M:%S}Z, {age:.0f} s old) is older than this query's last "
+                f"failed attempt to reach the server ({utc(failed_at):%H:%M:%S}Z): data from before the outage, "
+                "not the present; held until Prometheus has a newer sample",
                 age_seconds=age,
                 budget_seconds=plan.staleness_seconds,
-                failed_at=not_before,
+                failed_at=utc(failed_at),
             )
 
     def parse(self, request: MetricRequest, plan: QueryPlan, answer: Answer) -> Reading:
@@ -199,9 +198,8 @@ class _PerPodSource(PrometheusSource):
         self, request: MetricRequest, plan: QueryPlan, answer: Answer
     ) -> tuple[PodIndex, dict[str, list[tuple[int, float]]]]:
         """The target's pods' series (rows of the answer's table) with their sample times; stale pods dropped
-        (they read as missing, which the HPA treats conservatively); `StaleDataError` when every pod is stale,
-        and when any pod's sample is older than `request.not_before` (the metric's last failed read: after an
-        outage the metric waits until every pod has been scraped again)."""
+        (they read as missing, which the HPA treats conservatively), and so are pods sampled before the query's
+        last failed attempt (`plan.failed_at`); `StaleDataError` when every pod is."""
         check_result_type(answer, "vector")
         binding = request.binding or _NO_BINDING
         context = request.context
@@ -215,8 +213,7 @@ class _PerPodSource(PrometheusSource):
         namespace_label, namespace = binding.namespace_label, context.namespace
         labels, stamps, values = table.labels, table.stamps, table.values
         rows_of, row_markers = index.rows, index.row_markers if plan.has_timestamps else {}
-        not_before = request.not_before
-        oldest_fresh = not_before.timestamp() if not_before is not None else -math.inf
+        oldest_fresh = plan.failed_at if plan.failed_at is not None else -math.inf
         found: dict[str, list[tuple[int, float]]] = {}
         stale: StaleDataError | None = None
         pods = dict.fromkeys([one.name for one in context.pods])  # each pod once, in order
@@ -228,10 +225,8 @@ class _PerPodSource(PrometheusSource):
                     sample_time = times[row]
                     if now_seconds - sample_time > staleness or sample_time < oldest_fresh:
                         try:
-                            self.check_fresh(plan, context.now, sample_time, not_before=not_before)
+                            self.check_fresh(plan, context.now, sample_time)
                         except StaleDataError as err:
-                            if err.failed_at is not None:
-                                raise  # a pod sampled before the last failed read: not a reading of the present
                             stale = err
                             continue
                     if pod in found:
@@ -260,10 +255,8 @@ class _PerPodSource(PrometheusSource):
                     )
                 if now_seconds - sample_time > staleness or sample_time < oldest_fresh:
                     try:
-                        self.check_fresh(plan, context.now, sample_time, not_before=not_before)
+                        self.check_fresh(plan, context.now, sample_time)
                     except StaleDataError as err:
-                        if err.failed_at is not None:
-                            raise  # as above
                         stale = err
                         continue
                 if pod in found:
@@ -431,7 +424,7 @@ class _OneValueSource(PrometheusSource):
             )
         values = tuple(to_milli(series.value) for series in split.values)
         oldest = min(self.sample_time(plan, split.markers, series) for series in split.values)
-        self.check_fresh(plan, context.now, oldest, not_before=request.not_before)
+        self.check_fresh(plan, context.now, oldest)
         return values, utc(oldest)
 
 

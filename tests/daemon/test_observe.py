@@ -12,6 +12,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from structlog.testing import capture_logs
 
+from autoscaler.core.decision import failed_rescale
 from autoscaler.daemon.model import TickReport
 from autoscaler.daemon.observe import Observer
 from tests.daemon.fakes import outcome_for, shipped_snapshot, target
@@ -166,6 +167,36 @@ def test_a_failed_write_beside_a_failed_metric_counts_both() -> None:
         if s.name == "autoscaler_errors_total"
     }
     assert counted == {"kube": 1.0, "metrics": 1.0}
+
+
+def test_a_failed_scale_write_counts_once() -> None:
+    """A failed scale write is the decision's error too (FailedUpdateScale), but one error, counted as the
+    tick's own."""
+    observer = Observer()
+    outcome = outcome_for(target("web"), error_type="kube")
+    assert outcome.decision is not None
+    decision = failed_rescale(
+        outcome.decision,
+        "409 conflict",
+        reference="Deployment/web",
+        state=outcome.decision.state,
+        conditions=outcome.decision.conditions,
+        previous_desired_replicas=None,
+        last_scale_time=None,
+        now=T0,
+    )
+    assert decision.error is not None
+    observer.report_tick(
+        TickReport(started=T0, outcomes=(replace(outcome, decision=decision),), seconds=0.1), ended_at=T0.timestamp()
+    )
+    counted = {
+        s.labels["type"]: s.value
+        for f in text_string_to_metric_families(observer.exposition()[0].decode())
+        if f.name == "autoscaler_errors"
+        for s in f.samples
+        if s.name == "autoscaler_errors_total"
+    }
+    assert counted == {"kube": 1.0}
 
 
 def test_shadow_mode_exports_both_counts_and_their_difference() -> None:

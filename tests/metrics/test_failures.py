@@ -220,60 +220,84 @@ def test_stale_pods(prometheus: PrometheusServer, make_reader: Reader, push: Pus
 
 
 @pytest.mark.parametrize(
-    ("failed_seconds_ago", "refused"),
+    ("failed_seconds_ago", "sampled_seconds_ago", "refused"),
     [
-        pytest.param(None, False, id="no failed read: within the budget, read"),
-        pytest.param(31, False, id="failed read before the sample: read"),
-        pytest.param(30, False, id="failed read at the sample's own time: read"),
-        pytest.param(29, True, id="failed read after the sample: refused"),
+        pytest.param(None, 30, False, id="no failed attempt: within the budget, read"),
+        pytest.param(40, 30, False, id="the failure before the sample: read"),
+        pytest.param(20, 30, True, id="the sample before the failure: refused"),
+        pytest.param(-20, 30, False, id="the failure after the time asked (a clock set back): read"),
+        pytest.param(120, 150, False, id="the failure older than the budget: the budget decides (150 s: stale)"),
     ],
 )
-def test_sample_before_the_last_failed_read(
+def test_a_sample_from_before_a_failed_attempt(
     prometheus: PrometheusServer,
+    proxy: Proxy,
     make_reader: Reader,
     push: Push,
     base_time: datetime,
     failed_seconds_ago: int | None,
+    sampled_seconds_ago: int,
     refused: bool,
 ) -> None:
     """After an outage Prometheus answers with the last sample from before it (inside the lookback and the
-    budget); a sample older than the metric's last failed read (`not_before`) is refused as stale."""
-    sampled = base_time - timedelta(seconds=30)
-    push({"__name__": "failures_outage", "namespace": "f"}, [(sampled, 100)])
-    reader = make_reader(prometheus.url)
-    failed = base_time - timedelta(seconds=failed_seconds_ago) if failed_seconds_ago is not None else None
-    req = replace(request(_queue("failures_outage"), context("f", base_time)), not_before=failed)
+    budget); the reader remembers when each query last failed to reach the server, and a sample older than
+    that is refused as stale."""
+    name = f"failures_outage_{failed_seconds_ago}_{sampled_seconds_ago}".replace("-", "m")
+    sampled = base_time - timedelta(seconds=sampled_seconds_ago)
+    push({"__name__": name, "namespace": "f"}, [(sampled, 100)])
+    reader = make_reader(proxy.url, settings={"stalenessSeconds": 120})
+    req = request(_queue(name), context("f", base_time))
+    if failed_seconds_ago is not None:
+        proxy.faults.append(Fault(status=503, body=b"restarting", repeat=True))
+        failed = base_time - timedelta(seconds=failed_seconds_ago)
+        assert isinstance(_read_error(reader, replace(req, context=context("f", failed))), TransientError)
+        proxy.faults.clear()
     outcome = reader.read([req]).outcomes[0]
+    if sampled_seconds_ago > 120:
+        assert isinstance(outcome, StaleDataError) and outcome.failed_at is None  # the budget's own refusal
+        return
     if not refused:
         assert outcome == ExternalReading((100_000,), sampled)
         return
-    assert isinstance(outcome, StaleDataError) and outcome.failed_at == failed
-    assert outcome.age_seconds == pytest.approx(30) and outcome.budget_seconds == 90
-    assert "older than this metric's last failed read" in str(outcome)
+    assert isinstance(outcome, StaleDataError) and outcome.failed_at is not None
+    assert outcome.failed_at - failed < timedelta(seconds=5)  # the failure's time: the time asked, plus the pass's
+    assert outcome.age_seconds == pytest.approx(30)
+    assert "older than this query's last failed attempt to reach the server" in str(outcome)
 
 
-def test_pods_one_pod_before_the_last_failed_read(
-    prometheus: PrometheusServer, make_reader: Reader, push: Push, base_time: datetime
+def test_pods_sampled_before_a_failed_attempt_read_as_missing(
+    prometheus: PrometheusServer, proxy: Proxy, make_reader: Reader, push: Push, base_time: datetime
 ) -> None:
-    """Per-pod metrics: one pod sampled before the last failed read fails the whole metric (it waits until
-    every pod has been scraped again), where a pod past the budget only reads as missing."""
-    failed = base_time - timedelta(seconds=20)
+    """Per-pod metrics: a pod sampled before the query's last failed attempt reads as missing, as a pod past
+    the budget does (the HPA's conservative missing-pod rule then applies); every pod so: the metric fails."""
     push(
         {"__name__": "failures_outage_pods", "namespace": "f", "pod": "after"},
         [(base_time - timedelta(seconds=5), 4)],
         {"__name__": "failures_outage_pods", "namespace": "f", "pod": "before"},
         [(base_time - timedelta(seconds=40), 9)],
     )
-    reader = make_reader(prometheus.url)
+    reader = make_reader(proxy.url)
     metric = spec(PODS, metric="failures_outage_pods")
     both = context("f", base_time, pod("after"), pod("before"))
-    error = _read_error(reader, replace(request(metric, both), not_before=failed))
-    assert isinstance(error, StaleDataError) and error.failed_at == failed
-    assert isinstance(reader.read_one(request(metric, both)), PodsReading)  # without a failed read: both read
-    only_after = context("f", base_time, pod("after"))
-    assert reader.read_one(replace(request(metric, only_after), not_before=failed)) == PodsReading(
+    proxy.faults.append(Fault(status=503, body=b"restarting", repeat=True))
+    _read_error(reader, request(metric, context("f", base_time - timedelta(seconds=20), pod("after"), pod("before"))))
+    proxy.faults.clear()
+    assert reader.read_one(request(metric, both)) == PodsReading(
         (PodValue("after", 4000, base_time - timedelta(seconds=5), 60.0),)
     )
+    error = _read_error(reader, request(metric, context("f", base_time, pod("before"))))
+    assert isinstance(error, StaleDataError) and error.failed_at is not None
+
+
+def test_a_query_never_sent_is_no_failure_of_the_server(
+    prometheus: PrometheusServer, make_reader: Reader, base_time: datetime
+) -> None:
+    """A query the pass had no time to send says nothing about Prometheus: no failure is remembered."""
+    reader = make_reader(prometheus.url, settings={"passDeadlineSeconds": 1e-9})
+    req = request(_queue("failures_not_sent"), context("f", base_time - timedelta(seconds=20)))
+    error = _read_error(reader, req)
+    assert isinstance(error, QueryTimeoutError) and "not sent" in error.message
+    assert reader._failed == {}  # nothing remembered: the next pass reads the sample
 
 
 def test_past_lookback_is_no_data(
