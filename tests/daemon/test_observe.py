@@ -36,6 +36,17 @@ def scrape(observer: Observer) -> dict[str, str]:
     }
 
 
+def errors_counted(observer: Observer) -> dict[str, float]:
+    """`autoscaler_errors_total` by type, as scraped."""
+    return {
+        s.labels["type"]: s.value
+        for f in text_string_to_metric_families(observer.exposition()[0].decode())
+        if f.name == "autoscaler_errors"
+        for s in f.samples
+        if s.name == "autoscaler_errors_total"
+    }
+
+
 def shadow_snapshot(theirs: int | None, error: str = "") -> dict[str, Any]:
     """The shipped snapshot decided in shadow mode beside an HPA that wants `theirs`."""
     reading: dict[str, Any] = {"source": "HorizontalPodAutoscaler worker", "observedAt": "2026-03-01T12:00:00Z"}
@@ -134,13 +145,7 @@ def test_a_failing_target_is_a_warning_an_error_and_counted(
         observer.report_tick(TickReport(started=T0, outcomes=(outcome,), seconds=0.1), ended_at=T0.timestamp())
     (line,) = [entry for entry in logs if entry["event"] == "decision"]
     (finished,) = [entry for entry in logs if entry["event"] == "tick_finished"]
-    counted = {
-        s.labels["type"]: s.value
-        for f in text_string_to_metric_families(observer.exposition()[0].decode())
-        if f.name == "autoscaler_errors"
-        for s in f.samples
-        if s.name == "autoscaler_errors_total"
-    }
+    counted = errors_counted(observer)
     if not expected_type:
         assert line["log_level"] == "info" and "error" not in line and "error_type" not in line
         assert finished["errors"] == 0 and counted == {}
@@ -159,13 +164,7 @@ def test_a_failed_write_beside_a_failed_metric_counts_both() -> None:
         observer.report_tick(TickReport(started=T0, outcomes=(outcome,), seconds=0.1), ended_at=T0.timestamp())
     (line,) = [entry for entry in logs if entry["event"] == "decision"]
     assert line["error_type"] == "kube" and "Prometheus query returned no data" in str(line["metrics"])
-    counted = {
-        s.labels["type"]: s.value
-        for f in text_string_to_metric_families(observer.exposition()[0].decode())
-        if f.name == "autoscaler_errors"
-        for s in f.samples
-        if s.name == "autoscaler_errors_total"
-    }
+    counted = errors_counted(observer)
     assert counted == {"kube": 1.0, "metrics": 1.0}
 
 
@@ -189,13 +188,7 @@ def test_a_failed_scale_write_counts_once() -> None:
     observer.report_tick(
         TickReport(started=T0, outcomes=(replace(outcome, decision=decision),), seconds=0.1), ended_at=T0.timestamp()
     )
-    counted = {
-        s.labels["type"]: s.value
-        for f in text_string_to_metric_families(observer.exposition()[0].decode())
-        if f.name == "autoscaler_errors"
-        for s in f.samples
-        if s.name == "autoscaler_errors_total"
-    }
+    counted = errors_counted(observer)
     assert counted == {"kube": 1.0}
 
 
