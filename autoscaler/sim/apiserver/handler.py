@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import json
-import sys
 import threading
 import traceback
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -28,6 +27,7 @@ from autoscaler.sim.apiserver.lifecycle import PodLifecycle
 from autoscaler.sim.apiserver.operations import Filter, Operations
 from autoscaler.sim.apiserver.routing import Discovery, ResourcePath, route
 from autoscaler.sim.apiserver.watch import stream, watch_options
+from autoscaler.sim.http import QuietHTTPServer
 
 JSON = dict[str, Any]
 TABLE_CONTENT_TYPE = "application/json;as=Table;v=v1;g=meta.k8s.io"
@@ -46,10 +46,9 @@ class App:
     stopping: threading.Event = field(default_factory=threading.Event)
 
 
-class HttpServer(ThreadingHTTPServer):
-    """A ThreadingHTTPServer that knows its App and can close its open connections on stop."""
+class HttpServer(QuietHTTPServer):
+    """The emulator's server: knows its App and can close its open connections on stop."""
 
-    daemon_threads = True
     allow_reuse_address = True
 
     def __init__(self, address: tuple[str, int], app: App) -> None:
@@ -57,13 +56,6 @@ class HttpServer(ThreadingHTTPServer):
         self.app = app
         self.connections: set[Any] = set()
         self.connections_lock = threading.Lock()
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that went away mid-answer (it gave up, timed out, or was stopped) is not an error of the
-        server's; anything else is printed as socketserver does."""
-        if isinstance(sys.exc_info()[1], ConnectionError):  # BrokenPipe, ConnectionReset, ConnectionAborted
-            return
-        super().handle_error(request, client_address)
 
 
 @dataclass(slots=True)

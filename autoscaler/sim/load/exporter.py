@@ -11,7 +11,6 @@ poll advances it too before the new pod list takes effect. A failed poll keeps t
 from __future__ import annotations
 
 import logging
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -22,6 +21,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 from prometheus_client.core import CounterMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from autoscaler.sim.http import QuietHTTPServer
 from autoscaler.sim.load.curve import Timeline
 from autoscaler.sim.load.model import LoadModel, Workload, WorkloadRef
 from autoscaler.sim.load.pods import ApiPods, PodSourceError
@@ -114,7 +114,7 @@ class LoadGenerator:
 
     def start(self) -> LoadGenerator:
         self.poll()
-        self._httpd = _Server((self._host, self._port), _handler(self))
+        self._httpd = QuietHTTPServer((self._host, self._port), _handler(self))
         for target, name in ((self._serve, "load-http"), (self._poll_forever, "load-poll")):
             thread = threading.Thread(target=target, name=name, daemon=True)
             thread.start()
@@ -143,17 +143,6 @@ class LoadGenerator:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A scraper that went away mid-answer (its scrape timed out) is not an error of the exporter's;
-        anything else is printed as socketserver does."""
-        if isinstance(sys.exc_info()[1], ConnectionError):  # BrokenPipe, ConnectionReset, ConnectionAborted
-            return
-        super().handle_error(request, client_address)
 
 
 def _handler(generator: LoadGenerator) -> type[BaseHTTPRequestHandler]:
