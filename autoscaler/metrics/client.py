@@ -25,6 +25,7 @@ import requests
 import structlog
 import tenacity
 import urllib3
+from requests.utils import DEFAULT_ACCEPT_ENCODING
 from urllib3.util.retry import Retry
 
 from autoscaler.core.formats import parse_retry_after
@@ -77,6 +78,8 @@ class PrometheusClient:
         self._monotonic = monotonic
         self._url = f"{server.url}/api/v1/query"
         session = requests.Session()
+        # requests asks for gzip by default; plain answers cost both sides less CPU on a fast link.
+        session.headers["Accept-Encoding"] = DEFAULT_ACCEPT_ENCODING if server.compression else "identity"
         session.headers.update(server.headers)
         auth: BearerTokenFileAuth | BasicAuthFile | None = None
         if server.bearer_token_file is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import gzip
 import os
 import ssl
 from collections.abc import Callable, Iterator
@@ -110,6 +111,24 @@ def test_tenant_header_and_extra_params(
     assert params["time"] == f"{base_time.timestamp():.3f}" and params["timeout"] == "5"
     error = _error(make_reader(proxy.url, headers={"X-Scope-OrgID": "team-b"}), sample)
     assert isinstance(error, PermanentError) and error.status == 401
+
+
+def test_answers_asked_for_uncompressed_unless_compression_is_on(
+    proxy: Proxy, make_reader: Reader, sample: MetricRequest, base_time: datetime
+) -> None:
+    """Plain answers by default (compressing costs both sides CPU on a fast link); `compression: true` asks
+    for gzip and reads a gzip answer; an Accept-Encoding of the user's own wins over both."""
+    _ok(make_reader(proxy.url), sample, base_time)
+    assert proxy.requests[-1].headers["Accept-Encoding"] == "identity"
+
+    proxy.faults.append(Fault(rewrite=gzip.compress, headers={"Content-Encoding": "gzip"}))
+    _ok(make_reader(proxy.url, compression=True), sample, base_time)
+    assert "gzip" in proxy.requests[-1].headers["Accept-Encoding"].split(", ")
+    assert not proxy.faults  # the answer read was the compressed one
+
+    _ok(make_reader(proxy.url, headers={"accept-encoding": "deflate"}), sample, base_time)
+    sent = {name.lower(): value for name, value in proxy.requests[-1].headers.items()}
+    assert sent["accept-encoding"] == "deflate"
 
 
 @pytest.fixture(scope="module")
