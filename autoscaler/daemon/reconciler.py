@@ -81,6 +81,8 @@ class _Owners:
     # was ~2.4 KiB per target of the tick's memory, for the one owner nearly every pod has)
     pods: dict[str, str | set[str]] = field(default_factory=dict)
     built: bool = False
+    # selector -> the pods it selects, this tick: a due target's own selection is its entry in the index too
+    selected: dict[str, tuple[Pod, ...]] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -376,13 +378,20 @@ class Reconciler:
             if isinstance(work.scale, Scale):  # a failed read keeps the last selector: the target still owns its pods
                 self._selectors[work.key] = _Selector(work.key.namespace, work.scale.selector, now)
 
-    def _select(self, namespace: str, selector: str) -> tuple[Pod, ...]:
+    def _select(self, namespace: str, selector: str, tick: _Owners) -> tuple[Pod, ...]:
+        """The cached pods of `namespace` that `selector` selects, once per selector and tick."""
+        found = tick.selected.get(selector)
+        if found is not None:
+            return found
         if not selector:
-            return ()
-        try:
-            return self._pods.pods(namespace, selector)
-        except SelectorSyntaxError:
-            return ()
+            found = ()
+        else:
+            try:
+                found = self._pods.pods(namespace, selector)
+            except SelectorSyntaxError:
+                found = ()
+        tick.selected[selector] = found
+        return found
 
     def _grouped_selectors(self) -> dict[str, _Owners]:
         """The selector index grouped by namespace, for one tick (who selects each pod: filled on first use)."""
@@ -397,7 +406,7 @@ class Reconciler:
         if not found.built:
             owned = found.pods
             for key, selector in found.selectors.items():
-                for pod in self._select(namespace, selector):
+                for pod in self._select(namespace, selector, found):
                     other = owned.setdefault(pod.name, key)
                     if other == key:
                         continue
@@ -411,7 +420,9 @@ class Reconciler:
     def _select_pods_and_controllers(self, work: _Work, tick: dict[str, _Owners]) -> None:
         if not isinstance(work.scale, Scale):
             return
-        work.pods = self._select(work.key.namespace, work.scale.selector)
+        work.pods = self._select(
+            work.key.namespace, work.scale.selector, tick.setdefault(work.key.namespace, _Owners())
+        )
         if not work.pods:
             return
         owners = self._owners(work.key.namespace, tick)
