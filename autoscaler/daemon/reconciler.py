@@ -240,6 +240,7 @@ class Reconciler:
         owners = self._grouped_selectors()
         for work in works:
             self._guard(work, lambda w: self._select_pods_and_controllers(w, owners))
+        del owners  # the tick's selections: each due target keeps its own pods
         pass_seconds, queries = self._read_metrics(works, now)
         outcomes: list[TargetOutcome | None] = [None] * len(works)
         on_outcome = self._on_outcome if write else None

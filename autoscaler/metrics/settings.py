@@ -20,7 +20,12 @@ _RESERVED_HEADERS = frozenset({"authorization", "content-length", "host"})
 
 class _Strict(BaseModel):
     model_config = ConfigDict(
-        extra="forbid", alias_generator=to_camel, populate_by_name=True, frozen=True, validate_default=True
+        extra="forbid",
+        alias_generator=to_camel,
+        populate_by_name=True,
+        frozen=True,
+        validate_default=True,
+        strict=True,
     )
 
 
@@ -101,7 +106,7 @@ class PrometheusServer(_Strict):
     )
     compression: bool = Field(
         default=False,
-        description="Ask for gzip-compressed answers (Accept-Encoding: gzip). Off by default: next to the "
+        description="Ask for compressed answers (Accept-Encoding: gzip, deflate). Off by default: next to the "
         "daemon, compressing a pass's answers (~20 MiB of JSON at 5,000 targets) costs the server ~0.2 s of CPU "
         "per pass and the daemon the inflating, more than the transfer saves; turn it on for a server across "
         "a slow or metered link. A header `Accept-Encoding` in `headers` overrides it.",

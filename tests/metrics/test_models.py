@@ -119,6 +119,16 @@ def test_settings_from_yaml() -> None:
             ("servers", "a", "maxResponseBytes"),
             id="a response limit too small for any answer",
         ),
+        # Strict, as the daemon's settings are: text or a number where a boolean or a number belongs is refused.
+        pytest.param(
+            {"servers": {"a": {"url": "http://h", "compression": "true"}}},
+            ("servers", "a", "compression"),
+            id="a quoted true",
+        ),
+        pytest.param(
+            {"servers": {"a": {"url": "http://h", "compression": 1}}}, ("servers", "a", "compression"), id="1 as true"
+        ),
+        pytest.param({"maxConcurrentQueries": "8"}, ("maxConcurrentQueries",), id="a quoted number"),
     ],
 )
 def test_settings_errors_name_the_field(patch: dict[str, Any], loc: tuple[Any, ...]) -> None:
