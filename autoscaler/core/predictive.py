@@ -32,9 +32,11 @@ The forecast, each sync period:
   `rise_margin` of that rise, at the same fill;
 - bursts: an unboosted need at least `burst_ratio` times the lowest of the `burst_rise_seconds` before it (at
   least one pod) rose faster than a new pod can start (a saturation onset alone is not one); such bursts come
-  back, so while one is in the last `burst_hold_seconds` the count covers the largest need of that window at the
-  target: as used (saturation factor included) or `burst_factor` x what was read, whichever is larger (a 60 s
-  mean understates the peak of a burst shorter than it; Knative's panic mode: no scale-down while panicking);
+  back, so while one is in the last `burst_hold_seconds` the count covers, at the target, the largest need that
+  `burst_readings` readings of that window reached (each as used, saturation factor included, or `burst_factor`
+  x what was read, whichever is larger: a 60 s mean understates the peak of a burst shorter than it; one reading
+  alone, which may have caught a burst's peak in its few scrapes, does not set the cover of the whole hold);
+  Knative's panic mode: no scale-down while panicking;
 - the count moves only when what it covers is more than `tolerance_up` above or `tolerance_down` below it
   (fewer, larger writes: up in one step to the forecast plus `headroom`, down in one step to what it covers),
   and never down while the history is shorter than `scale_down_window_seconds` (the window's largest need is
@@ -90,10 +92,11 @@ class PredictiveSpec:
     burst_rise_seconds: int = 45
     burst_hold_seconds: int = 1200
     burst_factor: float = 1.15
+    burst_readings: int = 2
     fill_noise: float = 0.0
     rise_margin: float = 0.3
     serving_window_seconds: int = 60
-    downscale_delay_seconds: int = 900
+    downscale_delay_seconds: int = 600
     downscale_delay_bypass: float = 0.65
 
 
@@ -246,9 +249,10 @@ def propose(
     burst = _burst(spec, kept, now)
     if burst is not None and burst[1] > cover:
         cover = burst[1]
+        reached = "largest need" if spec.burst_readings <= 1 else f"largest need {spec.burst_readings} readings reached"
         why = (
             f"a burst x{burst[0]:.1f} in {spec.burst_rise_seconds} s within the last {spec.burst_hold_seconds} s: "
-            f"its window's largest need (as used, or x{spec.burst_factor:g} as read), {burst[1]:.2f}, at the target"
+            f"its window's {reached} (as used, or x{spec.burst_factor:g} as read), {burst[1]:.2f}, at the target"
         )
     wanted = current
     falls = cover < (1 - spec.tolerance_down) * current
@@ -308,13 +312,16 @@ def _fastest_rise(spec: PredictiveSpec, kept: Sequence[Sample], now: datetime) -
 
 
 def _burst(spec: PredictiveSpec, kept: Sequence[Sample], now: datetime) -> tuple[float, float] | None:
-    """The first burst of the hold window (its rise) and the window's largest need; None without a burst."""
+    """The first burst of the hold window (its rise) and its cover: the largest need (as used, or `burst_factor` x
+    as read) that `burst_readings` of the window's readings reached; None without a burst."""
     if not spec.burst_hold_seconds:
         return None
     window = [s for s in kept if (now - s[0]).total_seconds() < spec.burst_hold_seconds]
     # A burst is a rise of what the metrics read (the needs without the saturation factor: a saturation onset is
     # not a burst by itself); its cover is the window's largest need as used, the factor included, or
     # `burst_factor` x the need read, whichever is larger: a 60 s mean understates the peak of a shorter burst.
+    # The level covered is the one `burst_readings` readings reached: a single reading that caught a burst's peak
+    # in its few scrapes is no evidence that bursts that large come back, and would set the cover of the whole hold.
     for i, (when, _, need) in enumerate(window):
         low = math.inf
         j = i - 1
@@ -322,7 +329,8 @@ def _burst(spec: PredictiveSpec, kept: Sequence[Sample], now: datetime) -> tuple
             low = min(low, window[j][2])
             j -= 1
         if low < math.inf and need >= spec.burst_ratio * max(low, 1.0):
-            return need / max(low, 1.0), max(max(s[1], spec.burst_factor * s[2]) for s in window)
+            covers = sorted((max(s[1], spec.burst_factor * s[2]) for s in window), reverse=True)
+            return need / max(low, 1.0), covers[min(len(covers), max(1, spec.burst_readings)) - 1]
     return None
 
 

@@ -179,6 +179,13 @@ class PredictiveModel(BaseModel):
         allow_inf_nan=False,
         description="A burst's cover is at least this many times the largest need read in its window.",
     )
+    burst_readings: int = Field(
+        _DEFAULTS.burst_readings,
+        alias="burstReadings",
+        ge=1,
+        le=100,
+        description="A burst's cover is the largest need this many readings of its window reached (1: the largest).",
+    )
 
     def to_core(self) -> PredictiveSpec:
         return PredictiveSpec(
@@ -206,4 +213,5 @@ class PredictiveModel(BaseModel):
             burst_rise_seconds=self.burst_rise_seconds,
             burst_hold_seconds=self.burst_hold_seconds,
             burst_factor=self.burst_factor,
+            burst_readings=self.burst_readings,
         )

@@ -18,6 +18,7 @@ from autoscaler.core.types import BehaviorState, Pod, Settings
 from autoscaler.replay import replay_data
 from autoscaler.simulate.model import EPOCH, Model, Scenario, scenario_spec, simulate, target_milli
 from autoscaler.simulate.modes import mode_spec
+from autoscaler.spec.errors import SpecError
 from autoscaler.spec.snapshot import BehaviorStateModel
 from autoscaler.spec.snapshot_out import DecisionInputs
 from autoscaler.spec.validation import load_spec
@@ -339,10 +340,10 @@ QUIET = [(ago, 1.0) for ago in range(300, 0, -15)]  # one pod needed every 15 s 
     ("history", "proposal", "why"),
     [
         pytest.param(
-            _timed([(1000, 1.0), (985, 1.0), (970, 1.0), (955, 6.0), (940, 2.0), *QUIET]),
+            _timed([(1000, 1.0), (985, 1.0), (970, 1.0), (955, 6.0), (940, 6.0), (925, 2.0), *QUIET]),
             7,
-            "a burst x6.0 in 45 s within the last 1200 s: its window's largest need (as used, or x1.15 as read), 6.90, "
-            "at the target",
+            "a burst x6.0 in 45 s within the last 1200 s: its window's largest need 2 readings reached (as used, or "
+            "x1.15 as read), 6.90, at the target",
             id="a-burst-16-minutes-ago-is-covered-at-burstFactor-x-its-need",
         ),
         pytest.param(
@@ -371,12 +372,48 @@ def _saturated(points: list[tuple[int, float, float]]) -> Samples:
 
 
 def test_a_burst_is_covered_at_burst_factor_times_what_was_read() -> None:
-    # A burst 16 minutes ago read 6 pods: the count covers 1.3 x 6 = 7.8 (burstFactor 1.3), or 6 with 1.
-    history = _timed([(1000, 1.0), (985, 1.0), (970, 1.0), (955, 6.0), (940, 2.0), *QUIET])
+    # A burst 16 minutes ago read 6 pods twice: the count covers 1.3 x 6 = 7.8 (burstFactor 1.3), or 6 with 1.
+    history = _timed([(1000, 1.0), (985, 1.0), (970, 1.0), (955, 6.0), (940, 6.0), (925, 2.0), *QUIET])
     for burst_factor, proposal in ((1.3, 8), (1.0, 6)):
         spec = PredictiveSpec(burst_factor=burst_factor)
         chosen, _, forecast = propose(spec, history, [Need(1.0)], hpa_proposal=1, current=3, now=NOW)
         assert chosen == proposal and "a burst x6.0 in 45 s" in forecast.explain()
+
+
+@pytest.mark.parametrize(
+    ("readings", "proposal", "reached"),
+    [
+        # The burst read 9 pods once and 5 pods on the next reading: the one reading alone does not set the cover;
+        # the level two readings reached, 5 x 1.15 = 5.75, does.
+        pytest.param(2, 6, "largest need 2 readings reached", id="burstReadings-2-covers-what-two-readings-reached"),
+        # burstReadings 1 (the rule before it): the largest reading, 9 x 1.15 = 10.35.
+        pytest.param(1, 11, "largest need", id="burstReadings-1-covers-the-largest-reading"),
+    ],
+)
+def test_a_burst_is_covered_at_the_level_burst_readings_reached(readings: int, proposal: int, reached: str) -> None:
+    history = _timed([(1000, 1.0), (985, 1.0), (970, 1.0), (955, 9.0), (940, 5.0), (925, 2.0), *QUIET])
+    spec = PredictiveSpec(burst_readings=readings)
+    chosen, _, forecast = propose(spec, history, [Need(1.0)], hpa_proposal=1, current=3, now=NOW)
+    assert forecast.fallback == "" and chosen == proposal
+    assert f"a burst x9.0 in 45 s within the last 1200 s: its window's {reached} (as used" in forecast.explain()
+
+
+def test_burst_readings_is_validated_as_a_count() -> None:
+    base = {
+        "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+        "maxReplicas": 10,
+        "mode": "predictive",
+        "metrics": [
+            {
+                "type": "Resource",
+                "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 70}},
+            }
+        ],
+    }
+    assert load_spec({**base, "predictive": {"burstReadings": 3}}, scale_to_zero=False, path="spec").predictive
+    for bad in (0, 101, 1.5):
+        with pytest.raises(SpecError, match="burstReadings"):
+            load_spec({**base, "predictive": {"burstReadings": bad}}, scale_to_zero=False, path="spec")
 
 
 # A saturated reading counted twice whatever its rise (the factor of the version before saturationRise): the need
@@ -393,8 +430,10 @@ def test_a_saturation_onset_is_no_burst() -> None:
     assert kept[-1] == (NOW, 6.4, 3.2)
     assert forecast.fallback == "" and chosen == 6  # ceil((6.4 + 0.3 x the 1.2 read) x 0.8)
     assert "burst" not in forecast.explain()
-    # The same rise read unsaturated (an rps metric) is a burst: covered at 1.15 x 6.4 = 7.36.
-    chosen, _, forecast = propose(DOUBLED, history, [Need(6.4)], hpa_proposal=7, current=2, now=NOW)
+    # The same rise read unsaturated (an rps metric) is a burst: covered at 1.15 x 6.4 = 7.36 (once one reading
+    # sets the cover: with the default burstReadings 2 a second reading must reach the level first).
+    once = replace(DOUBLED, burst_readings=1)
+    chosen, _, forecast = propose(once, history, [Need(6.4)], hpa_proposal=7, current=2, now=NOW)
     assert chosen == 8 and "a burst x3.2 in 45 s" in forecast.explain()
 
 
