@@ -96,7 +96,7 @@ class PredictiveSpec:
     fill_noise: float = 0.0
     rise_margin: float = 0.3
     serving_window_seconds: int = 60
-    downscale_delay_seconds: int = 600
+    downscale_delay_seconds: int = 900
     downscale_delay_bypass: float = 0.65
 
 
