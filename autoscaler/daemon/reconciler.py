@@ -237,10 +237,7 @@ class Reconciler:
             self._guard(work, lambda w: self._restore(w, now=now, write=write))
         self._read_scales(works)
         self._index_selectors(works, now)
-        owners = self._grouped_selectors()
-        for work in works:
-            self._guard(work, lambda w: self._select_pods_and_controllers(w, owners))
-        del owners  # the tick's selections: each due target keeps its own pods
+        self._select_all(works)
         pass_seconds, queries = self._read_metrics(works, now)
         outcomes: list[TargetOutcome | None] = [None] * len(works)
         on_outcome = self._on_outcome if write else None
@@ -417,6 +414,13 @@ class Reconciler:
                         other.add(key)
             found.built = True
         return found
+
+    def _select_all(self, works: Sequence[_Work]) -> None:
+        """Every due target's pods and the autoscalers controlling them; the tick's index of selections goes
+        when this returns (each due target keeps its own pods)."""
+        owners = self._grouped_selectors()
+        for work in works:
+            self._guard(work, lambda w: self._select_pods_and_controllers(w, owners))
 
     def _select_pods_and_controllers(self, work: _Work, tick: dict[str, _Owners]) -> None:
         if not isinstance(work.scale, Scale):
