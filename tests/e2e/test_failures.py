@@ -114,6 +114,76 @@ def test_prometheus_down_while_the_load_falls_holds_then_recovers(stack: Stack) 
         daemon.terminate()
 
 
+def test_samples_from_before_a_prometheus_outage_are_not_acted_on_after_it(stack: Stack) -> None:
+    """The outage rule in the real process: Prometheus comes back holding only the samples it scraped before it
+    went down (its scrape targets are gone until the test restores them, so nothing newer arrives and nothing
+    marks the old series stale). Those samples are inside the staleness budget but older than the daemon's
+    failed queries: refused, the target holds; written on, they would take it a step further up."""
+    name = "pre-outage"
+    demand = stack.deploy(name, replicas=2, load=20)
+    external = {
+        "type": "External",
+        "external": {
+            "metric": {"name": "load_model_demand", "selector": {"matchLabels": {"name": name}}},
+            "target": {"type": "AverageValue", "averageValue": "10"},
+        },
+    }
+    behavior = {
+        # One pod per 8 s up: a reading of 100 (10 pods) is a staircase, each step a write of its own.
+        "scaleUp": {"stabilizationWindowSeconds": 0, "policies": [{"type": "Pods", "value": 1, "periodSeconds": 8}]},
+        "scaleDown": {
+            "stabilizationWindowSeconds": 2,
+            "policies": [{"type": "Percent", "value": 100, "periodSeconds": 1}],
+        },
+    }
+    write_spec(stack.tmp / "specs", name, spec_document(name, window=2, metrics=[external], behavior=behavior))
+    daemon, _ = stack.daemon(name, stack.tmp / "specs")
+    targets = stack.prometheus.targets_file.read_text()
+    daemon.start()
+    try:
+        wait_for(lambda: len(read_ok(daemon, name, current=2)) >= 3, deadline_seconds=60, what="steady at 2")
+        demand.value = 100
+        wait_for(lambda: stack.replicas(name) == 3, deadline_seconds=20, what="the first step up, 2 -> 3")
+        stack.prometheus.stop()
+        stepped_at = max(w.time for w in writes_of(stack, name))
+        stack.prometheus.targets_file.write_text("[]")  # back up with the old samples and nothing newer
+        demand.value = 20  # fresh readings would say 2
+        down_at = utc_now()
+        wait_for(
+            lambda: [d for d in decisions(daemon, name) if log_time(d) > down_at and d.get("error_type") == "metrics"],
+            deadline_seconds=20,
+            what="a decision whose query failed",
+        )
+        # Past the scale-up policy's period: a reading of 100 may take the next step now.
+        wait_for(lambda: utc_now() - stepped_at > timedelta(seconds=9), deadline_seconds=15, what="the period")
+        stack.prometheus.start()
+        up_at = utc_now()
+        assert stack.prometheus.value(f'load_model_demand{{name="{name}"}}') == 100  # the old sample is served
+        refused = wait_for(
+            lambda: [
+                d
+                for d in decisions(daemon, name)
+                if log_time(d) > up_at and "last failed attempt" in " ".join(map(str, d.get("metrics") or []))
+            ],
+            deadline_seconds=20,
+            what="a decision refusing the sample from before the outage",
+            explain=daemon.tail,
+        )
+        held_until = log_time(refused[-1])
+        assert stack.replicas(name) == 3
+        assert [written(w) for w in writes_of(stack, name) if w.time > stepped_at] == [], "a write on an old sample"
+        stack.prometheus.targets_file.write_text(targets)  # scraped again: the fresh 20
+        wait_for(lambda: stack.replicas(name) == 2, deadline_seconds=40, what="2 again on fresh samples")
+        after = [written(w) for w in writes_of(stack, name) if w.time > stepped_at]
+        assert after == [2], (after, held_until)
+    finally:
+        if stack.prometheus.targets_file.read_text() != targets:
+            stack.prometheus.targets_file.write_text(targets)
+        if stack.prometheus.process is None:
+            stack.prometheus.start()
+        daemon.terminate()
+
+
 def lease(stack: Stack, name: str) -> dict[str, Any]:
     try:
         return dict(stack.emulator.get("coordination.k8s.io/v1", "Lease", name, namespace=NS)["spec"])
