@@ -146,3 +146,17 @@ def raw(server: EmulatedApiServer) -> Raw:
 def status_of(err: Exception) -> Any:
     """The Status body of an ApiException."""
     return json.loads(getattr(err, "body", "") or "{}")
+
+
+def reported(httpd: Any, error: Exception) -> str:
+    """What the server's `handle_error` printed for a request that failed with `error` (sim/http.py's rule)."""
+    import contextlib
+    import io
+
+    stderr = io.StringIO()
+    with contextlib.redirect_stderr(stderr):
+        try:
+            raise error
+        except Exception:
+            httpd.handle_error(None, ("127.0.0.1", 1))
+    return stderr.getvalue()

@@ -11,7 +11,7 @@ from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 
 from autoscaler.sim.apiserver import EmulatedApiServer
-from tests.sim.conftest import NS, Raw, status_of, workload
+from tests.sim.conftest import NS, Raw, reported, status_of, workload
 
 SCALE = r"/deployments/web/scale$"
 
@@ -152,20 +152,12 @@ def test_a_probability_is_taken_over_http(server: EmulatedApiServer) -> None:
 def test_a_client_gone_mid_answer_is_not_reported_as_a_server_error(server: EmulatedApiServer) -> None:
     """A client that closed its connection before the answer (it gave up on a slow or faulty request) prints
     nothing; any other failure of a request is still printed, as socketserver does."""
-    import contextlib
-    import io
-
     httpd = server._httpd
     assert httpd is not None
     for error, printed in ((BrokenPipeError(32, "Broken pipe"), False), (ValueError("a bug"), True)):
-        stderr = io.StringIO()
-        with contextlib.redirect_stderr(stderr):
-            try:
-                raise error
-            except Exception:
-                httpd.handle_error(None, ("127.0.0.1", 1))
-        assert ("ValueError: a bug" in stderr.getvalue()) == printed, stderr.getvalue()
-        assert ("Broken pipe" in stderr.getvalue()) is False
+        text = reported(httpd, error)
+        assert ("ValueError: a bug" in text) == printed, text
+        assert ("Broken pipe" in text) is False
 
 
 def test_a_connection_aborted_mid_request_prints_nothing(
