@@ -30,6 +30,7 @@ from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
 
 from autoscaler.daemon.config import DaemonConfig
+from autoscaler.daemon.logs import batched_lines
 from autoscaler.daemon.model import Origin, Target, TargetKey, TargetOutcome, TickReport
 from autoscaler.daemon.observe import Observer, outcome_error
 from autoscaler.daemon.recorder import FlightRecorder
@@ -331,7 +332,8 @@ class Daemon:
         log.info("collector_ran", collected=collected, seconds=round(self._collected_at - started, 4))
 
     def _reconcile(self, due: Sequence[Target], *, now: datetime) -> TickReport:
-        with structlog.contextvars.bound_contextvars(tick=now.isoformat()):
+        # The tick's decision lines a batch per write (logs.batched_lines), all out by the tick's end.
+        with structlog.contextvars.bound_contextvars(tick=now.isoformat()), batched_lines():
             try:
                 report = self.reconciler.reconcile(due, now=now)
             finally:

@@ -13,7 +13,15 @@ from typing import Any
 import pytest
 import structlog
 
-from autoscaler.daemon.logs import QUIET_LIBRARIES, SCHEDULER_LOGGERS, _Handler, configure_logging, log_direct
+from autoscaler.daemon.logs import (
+    BATCH_LINES,
+    QUIET_LIBRARIES,
+    SCHEDULER_LOGGERS,
+    _Handler,
+    batched_lines,
+    configure_logging,
+    log_direct,
+)
 
 
 class _Terminal(io.StringIO):
@@ -236,3 +244,45 @@ def test_the_direct_line_declines_when_the_set_up_is_not_this_modules(setting: s
         logging.getLogger("autoscaler.daemon").removeHandler(other)
     assert declined
     assert out.getvalue() == ""
+
+
+class _Writes(io.StringIO):
+    """A stream that counts its writes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes = 0
+
+    def write(self, text: str) -> int:
+        self.writes += 1
+        return super().write(text)
+
+
+def test_batched_direct_lines_go_out_a_batch_per_write_in_order_and_all_by_the_end() -> None:
+    """Inside `batched_lines` the decision lines wait and go out BATCH_LINES per write; a record through structlog
+    writes the waiting ones first (order kept); the rest are out when the batch ends, even on an error."""
+    out = _Writes()
+    _configure_alone("json", "info", out)
+    log = structlog.get_logger("autoscaler.daemon.app")
+    count = BATCH_LINES + 3
+    with pytest.raises(RuntimeError, match="the tick failed"), batched_lines():
+        for index in range(count):
+            assert log_direct("autoscaler.daemon.observe", "info", "decision", {**_FIELDS, "desired": index})
+        assert out.writes == 1  # one full batch; 3 lines wait
+        log.warning("scale_write_failed", target="shop/web")
+        assert out.writes == 3  # the 3 waiting lines, then the warning
+        log_direct("autoscaler.daemon.observe", "info", "decision", {**_FIELDS, "desired": count})
+        assert out.writes == 3
+        raise RuntimeError("the tick failed")
+    assert out.writes == 4
+    lines = _lines(out)
+    assert [line.get("desired") for line in lines] == [*range(count), None, count]
+    assert lines[count]["event"] == "scale_write_failed"
+    log_direct("autoscaler.daemon.observe", "info", "decision", dict(_FIELDS))  # outside: a line per write again
+    assert out.writes == 5 and len(_lines(out)) == count + 3
+
+
+def test_batched_lines_change_nothing_without_the_json_set_up() -> None:
+    structlog.reset_defaults()
+    with batched_lines():
+        pass
