@@ -13,8 +13,9 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Protocol, TypeGuard
+from typing import Any, Protocol, TypeGuard, cast
 
+import msgspec
 import structlog
 
 from autoscaler.core.formats import parse_time
@@ -29,6 +30,7 @@ from autoscaler.core.types import BehaviorState, Condition
 from autoscaler.kube.status import pack_status, unpack_status
 
 log = structlog.get_logger(__name__)
+_DOCUMENT = msgspec.json.Decoder(dict[str, Any])
 
 
 class StateStore(Protocol):
@@ -60,7 +62,15 @@ class Memory:
     @property
     def document(self) -> dict[str, Any] | None:
         """The status document as last stored, decoded anew (None: never stored)."""
-        return json.loads(unpack_status(self.stored)) if self.stored is not None else None
+        if self.stored is None:
+            return None
+        text = unpack_status(self.stored)
+        # msgspec: the same dicts and lists as json.loads in less than half the time (read for every target on
+        # every tick); json.loads reads what msgspec refuses (NaN, a number past a float's range).
+        try:
+            return _DOCUMENT.decode(text)
+        except msgspec.MsgspecError:
+            return cast(dict[str, Any], json.loads(text))
 
 
 def stored_status(document: Mapping[str, Any]) -> bytes:
@@ -147,22 +157,30 @@ def _without_time(shadow: Any) -> Any:
     return {k: v for k, v in shadow.items() if k != "observedAt"} if _is_mapping(shadow) else shadow
 
 
-def _without_values(metrics: Any) -> Any:
-    """currentMetrics with each metric's `current` values blanked: which metrics have a value, not the values."""
-    if not isinstance(metrics, list):
-        return metrics
-    out = []
-    for metric in metrics:
-        if not _is_mapping(metric):
-            out.append(metric)
+def _same_but_values(old: Any, new: Any) -> bool:
+    """Whether two currentMetrics are equal but for their `current` values: the same metrics, each with a value
+    in the same fields (which metrics have a value, not the values). Compared in place: this runs for every
+    target on every tick."""
+    if not (isinstance(old, list) and isinstance(new, list)) or len(old) != len(new):
+        return bool(old == new)
+    for before, after in zip(old, new, strict=True):
+        if not (_is_mapping(before) and _is_mapping(after)) or before.keys() != after.keys():
+            if before != after:
+                return False
             continue
-        shaped: dict[str, Any] = {}
-        for key, value in metric.items():
-            if _is_mapping(value) and _is_mapping(value.get("current")):
-                value = {**value, "current": sorted(value["current"])}
-            shaped[key] = value
-        out.append(shaped)
-    return out
+        for key, value in before.items():
+            other = after[key]
+            if _is_mapping(value) and _is_mapping(other):
+                current, other_current = value.get("current"), other.get("current")
+                if _is_mapping(current) and _is_mapping(other_current):
+                    if current.keys() != other_current.keys() or value.keys() != other.keys():
+                        return False
+                    if any(value[k] != other[k] for k in value if k != "current"):
+                        return False
+                    continue
+            if value != other:
+                return False
+    return True
 
 
 def _recorded_values(state: Any) -> frozenset[Any] | None:
@@ -207,7 +225,7 @@ def write_reason(
     for key in sorted(set(saved) | set(wanted)):
         if key not in _LAZY and saved.get(key) != wanted.get(key):
             return f"{key} changed"
-    if _without_values(saved.get("currentMetrics")) != _without_values(wanted.get("currentMetrics")):
+    if not _same_but_values(saved.get("currentMetrics"), wanted.get("currentMetrics")):
         return "currentMetrics changed (a metric gained or lost its value)"
     if _without_time(saved.get(_SHADOW)) != _without_time(wanted.get(_SHADOW)):
         return "shadow changed"

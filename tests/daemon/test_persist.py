@@ -82,6 +82,38 @@ EVENT = [{"replicaChange": 1, "timestamp": "2026-03-01T12:00:30Z", "outdated": F
         ),
         pytest.param(
             doc(),
+            doc(
+                currentMetrics=[
+                    {
+                        "type": "External",
+                        "external": {"metric": {"name": "q"}, "current": {"averageValue": "95", "value": "380"}},
+                    }
+                ]
+            ),
+            15,
+            "currentMetrics changed (a metric gained or lost its value)",
+            id="a-metric-gained-a-value-field",
+        ),
+        pytest.param(
+            doc(),
+            doc(
+                currentMetrics=[
+                    {"type": "External", "external": {"metric": {"name": "r"}, "current": {"averageValue": "97"}}}
+                ]
+            ),
+            15,
+            "currentMetrics changed (a metric gained or lost its value)",
+            id="another-metric-with-another-value",
+        ),
+        pytest.param(
+            doc(),
+            doc(currentMetrics=[*doc()["currentMetrics"], {"type": "Resource"}]),
+            15,
+            "currentMetrics changed (a metric gained or lost its value)",
+            id="a-metric-more",
+        ),
+        pytest.param(
+            doc(),
             doc(currentMetrics=[{"type": ""}]),
             15,
             "currentMetrics changed (a metric gained or lost its value)",
