@@ -28,9 +28,20 @@ _RE2_SPECIAL = re.compile(r"([\\.+*?()|\[\]{}^$])")
 # but an unescaped quote).
 _STRING = r'"(?:[^"\\]|\\.)*"'
 _MATCHER = rf"\s*[a-zA-Z_][a-zA-Z0-9_]*\s*(?:=~|!~|!=|=)\s*{_STRING}\s*"
-_PLAIN_SELECTOR = re.compile(
-    rf"^\s*(?:[a-zA-Z_:][a-zA-Z0-9_:]*\s*(?:\{{(?:{_MATCHER}(?:,{_MATCHER})*,?\s*)?\}})?"
-    rf"|\{{{_MATCHER}(?:,{_MATCHER})*,?\s*\}})\s*$",
+_SELECTOR = (
+    rf"(?:[a-zA-Z_:][a-zA-Z0-9_:]*\s*(?:\{{(?:{_MATCHER}(?:,{_MATCHER})*,?\s*)?\}})?"
+    rf"|\{{{_MATCHER}(?:,{_MATCHER})*,?\s*\}})"
+)
+_PLAIN_SELECTOR = re.compile(rf"^\s*{_SELECTOR}\s*$", re.DOTALL)
+# One aggregation of one selector, or of rate()/irate()/increase() over it: `sum(queue_depth{queue="jobs"})`,
+# `max by (queue) (x{...})`, `sum(rate(x{...}[2m]))`. Its series' sample times are the selector's.
+_LABELS = r"\(\s*(?:[a-zA-Z_][a-zA-Z0-9_]*\s*(?:,\s*[a-zA-Z_][a-zA-Z0-9_]*\s*)*,?)?\)"
+_GROUPING = rf"(?:\s*(?:by|without)\s*{_LABELS})?"
+_RANGE = r"\[\s*(?:[0-9]+(?:ms|[smhdwy]))+\s*\]"
+_AGGREGATED_SELECTOR = re.compile(
+    rf"^\s*(?:sum|min|max|avg|count|group){_GROUPING}\s*\(\s*"
+    rf"(?:(?P<selector>{_SELECTOR})|(?:rate|irate|increase)\s*\(\s*(?P<ranged>{_SELECTOR})\s*{_RANGE}\s*\))"
+    rf"\s*\){_GROUPING}\s*$",
     re.DOTALL,
 )
 
@@ -117,6 +128,17 @@ def render(template: str, values: Mapping[str, Callable[[], str]]) -> str:
 def is_plain_selector(query: str) -> bool:
     """True when `query` is a plain instant-vector selector, whose `timestamp()` is the sample's own."""
     return bool(_PLAIN_SELECTOR.match(query))
+
+
+def aggregated_selector(query: str) -> str | None:
+    """The selector under `query` when it is one aggregation of one plain selector, or of rate(), irate() or
+    increase() over one (`sum(queue_depth{queue="jobs"})`, `sum by (q) (rate(x{...}[2m]))`), else None: the
+    series whose sample times the answer's are, so the query can have a staleness check without a
+    `freshness` of its own."""
+    found = _AGGREGATED_SELECTOR.match(query)
+    if found is None:
+        return None
+    return (found.group("selector") or found.group("ranged")).strip()
 
 
 def with_sample_timestamps(value_query: str, freshness_selector: str, by: Sequence[str]) -> str:

@@ -23,6 +23,7 @@ from autoscaler.kube.state import ConfigMapStateStore
 from autoscaler.kube.status import StatusWriter
 from autoscaler.metrics import Answer, MetricsReader, MetricsSettings, Series, SourceRegistry, TransientError
 from autoscaler.metrics.evaluate import QueryClient
+from autoscaler.metrics.promql import TIMESTAMP_MARKER, TIMESTAMP_MARKER_VALUE
 from autoscaler.spec.objects import load_autoscaler
 from tests.kube.conftest import NS, Setup
 
@@ -91,7 +92,9 @@ def file_target(doc: dict[str, Any], *, dry_run: bool = False) -> Target:
 
 
 class FakePrometheus:
-    """A QueryClient answering each query with the value set for it, stamped at the time asked."""
+    """A QueryClient answering each query with the value set for it, stamped at the time asked; a query the
+    reader wrapped for its sample times (`promql.with_sample_timestamps`) gets its marker series too, sampled at
+    the time asked, as a Prometheus that scraped just then answers."""
 
     def __init__(self) -> None:
         self.values: dict[str, float] = {}
@@ -102,10 +105,21 @@ class FakePrometheus:
         self.queries.append(promql)
         if self.down:
             raise TransientError("connection refused", status=None)
-        return Answer("vector", (Series({}, repr(self.values[promql]), time.timestamp()),))
+        value_query, marked = unwrap_sample_timestamps(promql)
+        series = (Series({}, repr(self.values[value_query]), time.timestamp()),)
+        if marked:
+            marker = {TIMESTAMP_MARKER: TIMESTAMP_MARKER_VALUE}
+            series += (Series(marker, repr(time.timestamp()), time.timestamp()),)
+        return Answer("vector", series)
 
     def close(self) -> None:
         pass
+
+
+def unwrap_sample_timestamps(promql: str) -> tuple[str, bool]:
+    """The value query inside a query wrapped by `promql.with_sample_timestamps`, and whether it was wrapped."""
+    head, found, _ = promql.partition(") or label_replace(min by (")
+    return (head[1:], True) if found and head.startswith("(") else (promql, False)
 
 
 def reader_for(client: QueryClient) -> MetricsReader:

@@ -265,6 +265,43 @@ def test_a_sample_from_before_a_failed_attempt(
     assert "older than this query's last failed attempt to reach the server" in str(outcome)
 
 
+@pytest.mark.parametrize(
+    "query",
+    [
+        pytest.param('sum({name}{{namespace="f"}})', id="sum of a selector"),
+        pytest.param('max by (namespace) ({name}{{namespace="f"}})', id="max by of a selector"),
+    ],
+)
+def test_a_raw_aggregation_without_freshness_is_checked_too(
+    prometheus: PrometheusServer, proxy: Proxy, make_reader: Reader, push: Push, base_time: datetime, query: str
+) -> None:
+    """A raw query that aggregates one selector (`sum(queue_depth{...})`, what queue specs write) and names no
+    `freshness`: its selector's sample times are asked for, so a sample from before a failed attempt is refused
+    after it as for a plain selector (without them, the pre-outage queue was read as current)."""
+    name = "failures_outage_raw_" + ("sum" if query.startswith("sum") else "max")
+    sampled = base_time - timedelta(seconds=30)
+    push({"__name__": name, "namespace": "f"}, [(sampled, 100)])
+    reader = make_reader(proxy.url, settings={"stalenessSeconds": 120})
+    req = request(_queue(name), context("f", base_time), {"query": query.format(name=name)})
+    assert reader.read_one(req) == ExternalReading((100_000,), sampled)  # its sample time, not the time asked
+    proxy.faults.append(Fault(status=503, body=b"restarting", repeat=True))
+    failed = base_time - timedelta(seconds=20)
+    assert isinstance(_read_error(reader, replace(req, context=context("f", failed))), TransientError)
+    proxy.faults.clear()
+    outcome = reader.read([req]).outcomes[0]
+    assert isinstance(outcome, StaleDataError) and outcome.failed_at is not None
+
+
+def test_a_raw_count_with_empty_as_zero_and_no_series_reads_zero(
+    prometheus: PrometheusServer, make_reader: Reader, base_time: datetime
+) -> None:
+    """The selector's sample times do not change what an empty answer means: no series, emptyAsZero: 0."""
+    reader = make_reader(prometheus.url)
+    binding = {"query": 'count(failures_no_such_series{namespace="f"})', "emptyAsZero": True}
+    outcome = reader.read_one(request(_queue("failures_no_such_series"), context("f", base_time), binding))
+    assert isinstance(outcome, ExternalReading) and outcome.values == (0,)
+
+
 def test_pods_sampled_before_a_failed_attempt_read_as_missing(
     prometheus: PrometheusServer, proxy: Proxy, make_reader: Reader, push: Push, base_time: datetime
 ) -> None:

@@ -7,6 +7,7 @@ import pytest
 from autoscaler.core.types import LabelSelector, LabelSelectorRequirement
 from autoscaler.metrics import PermanentError, UnsafeLabelValueError
 from autoscaler.metrics.promql import (
+    aggregated_selector,
     escape,
     is_plain_selector,
     quote,
@@ -94,6 +95,29 @@ def test_render_fills_only_known_braced_placeholders() -> None:
 )
 def test_plain_selector_detection(query: str, plain: bool) -> None:
     assert is_plain_selector(query) is plain
+
+
+@pytest.mark.parametrize(
+    ("query", "selector"),
+    [
+        ('sum(queue_depth{namespace="default", queue="jobs"})', 'queue_depth{namespace="default", queue="jobs"}'),
+        ('count(members{group="orders"})', 'members{group="orders"}'),
+        ('max by (queue) (x{a="b"})', 'x{a="b"}'),
+        ("sum(x) by (a, b)", "x"),
+        ('sum(rate(orders_total{service="checkout"}[2m]))', 'orders_total{service="checkout"}'),
+        ("sum without (pod) (increase(x[1m30s]))", "x"),
+        ('sum(x{a=~"a|b"})', 'x{a=~"a|b"}'),
+        ("sum(x) / 2", None),
+        ('sum(x{a="b"}) + sum(y)', None),
+        ("sum(rate(x[5m] offset 1m))", None),
+        ("avg_over_time(x[5m])", None),
+        ("sum(sum(x))", None),
+        ("x", None),  # a plain selector is its own freshness already
+        ("quantile(0.9, x)", None),
+    ],
+)
+def test_the_selector_under_an_aggregation(query: str, selector: str | None) -> None:
+    assert aggregated_selector(query) == selector
 
 
 def test_sample_timestamps_are_marked() -> None:

@@ -176,10 +176,15 @@ def test_external_sum_series(reader: MetricsReader, data: datetime) -> None:
 
 
 def test_external_raw_aggregate(reader: MetricsReader, data: datetime) -> None:
+    """A raw `sum()` of one selector, no `freshness`: stamped with the selector's sample time (30 s old), not the
+    time asked; with a `freshness` of its own, that one's."""
     ctx = context(NS, data, pod("web-1"))
     query = 'sum(kafka_consumergroup_lag{consumergroup="billing"})'
     reading = reader.read_one(request(spec(EXT, V, metric="lag"), ctx, {"query": query}))
-    assert reading == ExternalReading(values=(12000,), timestamp=data)
+    assert reading == ExternalReading(values=(12000,), timestamp=data - timedelta(seconds=30))
+    binding = {"query": query, "freshness": 'rabbitmq_queue_messages_ready{queue="orders"}'}
+    reading = reader.read_one(request(spec(EXT, V, metric="lag"), ctx, binding))
+    assert reading == ExternalReading(values=(12000,), timestamp=data - timedelta(seconds=20))
 
 
 def test_scalar_business_metric(reader: MetricsReader, data: datetime) -> None:
