@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from typing import IO
 
 from autoscaler.core.types import MetricSourceType
 from autoscaler.daemon.config import ConfigError, DaemonConfig, load_config, spec_paths
+from autoscaler.metrics import MetricRequest, MetricsReader, QueryPlan, ReadContext
 from autoscaler.metrics.binding import check_binding
 from autoscaler.spec.files import load_spec_file
 from autoscaler.spec.objects import Autoscaler
@@ -41,6 +43,31 @@ def binding_problems(autoscaler: Autoscaler, config: DaemonConfig) -> list[tuple
     return problems
 
 
+# Any time: the plans checked do not depend on it.
+_PLANNED_AT = datetime(2000, 1, 1, tzinfo=UTC)
+NO_SAMPLE_TIME = (
+    "no staleness check: its answer carries no sample time (a raw query that is neither a plain selector nor one "
+    "aggregation of one, a template without freshness, or a scalar result), so after a Prometheus outage the "
+    "samples from before it read as current; add a `freshness` selector (docs/metrics.md, Staleness)"
+)
+
+
+def staleness_warnings(autoscaler: Autoscaler, reader: MetricsReader) -> list[tuple[str, str]]:
+    """The metrics whose query, as the daemon would send it (`MetricsReader.plan`), asks for no sample time, as
+    (field path, message) pairs: warnings, not problems (such a query is valid, only less guarded)."""
+    context = ReadContext(namespace=autoscaler.namespace or "default", pods=(), selector="", now=_PLANNED_AT)
+    bindings = autoscaler.metric_bindings
+    requests = [
+        MetricRequest(metric, context, binding=bindings[index] if index < len(bindings) else None)
+        for index, metric in enumerate(autoscaler.spec.metrics)
+    ]
+    return [
+        (f"spec.metrics[{index}].prometheus", NO_SAMPLE_TIME)
+        for index, plan in enumerate(reader.plan(requests))
+        if isinstance(plan, QueryPlan) and not plan.has_timestamps
+    ]
+
+
 def check_config(
     settings: str,
     files: Sequence[str],
@@ -64,7 +91,9 @@ def check_config(
     for field, message in settings_problems:
         print(f"{settings}: {field + ': ' if field else ''}{message}", file=out)
     scale_to_zero = check_gates(gates)[HPA_SCALE_TO_ZERO]
-    checked = invalid = others = bad = 0
+    checked = invalid = others = bad = warned = 0
+    # Plans only, nothing sent: no client is made (a token file is read when the daemon starts).
+    reader = MetricsReader(config.metrics, clients={}) if config is not None else None
     seen: dict[tuple[str, str], str] = {}
     for path in [*paths, *files]:
         result = load_spec_file(path, scale_to_zero=scale_to_zero, stored=not new)
@@ -82,6 +111,10 @@ def check_config(
                 seen.setdefault(key, where)
             for field, message in problems:
                 print(f"{where}: {field + ': ' if field else ''}{message}", file=out)
+            if doc.autoscaler is not None and reader is not None and not problems:
+                for field, message in staleness_warnings(doc.autoscaler, reader):
+                    print(f"{where}: warning: {field}: {message}", file=out)
+                    warned += 1
             if doc.is_autoscaler:
                 checked += 1
                 invalid += 1 if problems else 0
@@ -102,6 +135,8 @@ def check_config(
                 "reports what it refuses; to check spec files here, name them: "
                 "autoscaler check --config FILE SPEC.yaml)"
             )
+    if warned:
+        summary += f"; {warned} warning(s)"
     if others:
         summary += f"; {others} other document(s) not valid"
     if bad:

@@ -201,3 +201,16 @@ def test_settings_whose_specs_live_in_the_cluster_say_so(tmp_path: Path) -> None
     assert summary.endswith("to check spec files here, name them: autoscaler check --config FILE SPEC.yaml)")
     spec = _write(tmp_path, "web.yaml", _spec())
     assert _run(tmp_path, SERVERS, spec)[1][-1].endswith("; 1 of 1 autoscaler(s) valid")
+
+
+def test_a_metric_without_sample_times_is_a_warning_not_a_problem(tmp_path: Path) -> None:
+    """A query whose answer carries no sample time (here a ratio of two sums) is valid but has no staleness check:
+    a warning line, exit 0; an aggregation of one selector, and a plain selector, need none."""
+    no_time = _write(tmp_path, "ratio.yaml", _spec("ratio", "{query: 'sum(x{a=\"b\"}) / sum(y)'}"))
+    one_selector = _write(tmp_path, "queue.yaml", _spec("queue", "{query: 'sum(queue_depth{queue=\"jobs\"})'}"))
+    code, lines = _run(tmp_path, SERVERS, no_time, one_selector, _write(tmp_path, "web.yaml", _spec()))
+    assert code == 0, lines
+    [warning] = [line for line in lines if "warning" in line and not line.startswith("settings")]
+    assert warning.startswith(f"{no_time}: document 1 (PrometheusAutoscaler shop/ratio): warning: ")
+    assert "spec.metrics[0].prometheus: no staleness check" in warning and "freshness" in warning
+    assert lines[-1].endswith("; 3 of 3 autoscaler(s) valid; 1 warning(s)")
