@@ -793,7 +793,9 @@ def controlling_autoscalers(pods: Sequence[Pod], selectors: Mapping[str, str]) -
             parsed.append((key, parse_selector(text)))
         except SelectorSyntaxError:
             continue
-    found = {key for pod in pods for key, selector in parsed if selector.matches(pod.labels)}
+    # Each selector's pods are matched only until one matches: a target's own selector (one of these, in the
+    # daemon) matches its first pod, so that is one match per autoscaler rather than one per pod.
+    found = [key for key, selector in parsed if any(selector.matches(pod.labels) for pod in pods)]
     return tuple(sorted(found))
 
 
