@@ -200,8 +200,10 @@ def group_pods(
     return ready_count, unready, missing, ignored
 
 
-def _request_containers(pod: Pod) -> list[Container]:
+def _request_containers(pod: Pod) -> Sequence[Container]:
     """The containers whose requests count: regular ones, then restartable (sidecar) init containers."""
+    if not pod.init_containers:
+        return pod.containers  # most pods: no list made per pod
     return list(pod.containers) + [c for c in pod.init_containers if c.restart_policy_always]
 
 
