@@ -10,7 +10,7 @@ values, and each result carries its explanation.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from autoscaler.core.errors import MetricComputationError
@@ -433,7 +433,7 @@ def _rebalanced(
         or (usage_ratio < 1.0 and new_ratio > 1.0)
         or (usage_ratio > 1.0 and new_ratio < 1.0)
     ):
-        return replace(
+        return _outcome(
             base,
             replicas=current_replicas,
             rebalanced_usage_ratio=new_ratio,
@@ -445,19 +445,43 @@ def _rebalanced(
         )
     new_replicas = saturated_ceil_int32(new_ratio * counted)
     if (new_ratio < 1.0 and new_replicas > current_replicas) or (new_ratio > 1.0 and new_replicas < current_replicas):
-        return replace(
+        return _outcome(
             base,
             replicas=current_replicas,
             rebalanced_usage_ratio=new_ratio,
             within_tolerance=False,
             note=f"ceil({new_ratio:g} * {counted}) = {new_replicas} would reverse the direction: hold",
         )
-    return replace(
+    return _outcome(
         base,
         replicas=new_replicas,
         rebalanced_usage_ratio=new_ratio,
         within_tolerance=False,
         note=f"rebalanced: ceil({new_ratio:g} * {counted} pods counted) = {new_replicas}",
+    )
+
+
+def _outcome(
+    base: Calculation,
+    *,
+    replicas: int,
+    within_tolerance: bool,
+    note: str,
+    rebalanced_usage_ratio: float | None = None,
+) -> Calculation:
+    """`base` (whose rebalanced ratio is never set) with its outcome set: what dataclasses.replace makes, made
+    directly (replace walks every field's definition on each call, and this runs once per metric per decision).
+    Every field of Calculation is named here; tests/core/test_direct_construction.py checks it against replace."""
+    return Calculation(
+        replicas=replicas,
+        usage=base.usage,
+        raw_usage=base.raw_usage,
+        usage_ratio=base.usage_ratio,
+        rebalanced_usage_ratio=rebalanced_usage_ratio,
+        within_tolerance=within_tolerance,
+        pods=base.pods,
+        ready_pod_count=base.ready_pod_count,
+        note=note,
     )
 
 
@@ -468,8 +492,9 @@ def _hold_for_missing(
     count instead of assuming what the missing pods use. Not an HPA rule; None leaves the HPA's rebalancing."""
     if missing_pods != MissingPods.HOLD or not missing or usage_ratio >= 1.0 or tolerances.is_within(usage_ratio):
         return None
-    return replace(
+    return _outcome(
         base,
+        replicas=base.replicas,
         within_tolerance=False,
         note=(
             f"{len(missing)} pod(s) without a sample ({', '.join(sorted(missing))}) and a usage ratio of "
@@ -481,9 +506,9 @@ def _hold_for_missing(
 def _direct(base: Calculation, usage_ratio: float, ready_count: int, tolerances: Tolerances) -> Calculation:
     """No unready pods to rebalance on a scale-up and no missing pods: tolerance, then the ready pods."""
     if tolerances.is_within(usage_ratio):
-        return replace(base, within_tolerance=True, note="usage ratio within tolerance")
+        return _outcome(base, replicas=base.replicas, within_tolerance=True, note="usage ratio within tolerance")
     replicas = saturated_ceil_int32(usage_ratio * ready_count)
-    return replace(
+    return _outcome(
         base,
         replicas=replicas,
         within_tolerance=False,
