@@ -258,7 +258,7 @@ def decide(
     current = scale.spec_replicas
     if state.recommendations is None:
         # recordInitialRecommendation: a target seen for the first time starts its history at its current size.
-        state = replace(state, recommendations=(Recommendation(current, now - INITIAL_RECOMMENDATION_LEAD),))
+        state = state.with_recommendations((Recommendation(current, now - INITIAL_RECOMMENDATION_LEAD),))
     # Extension hook (core/fallback.py): count failed evaluations, put last good values in place of failures.
     fallen = None
     if spec.fallback is not None:
@@ -437,7 +437,7 @@ def decide(
     run.condition(
         ConditionType.ABLE_TO_SCALE, "True", normalized.stabilization.reason, normalized.stabilization.message
     )
-    state = replace(state, recommendations=normalized.recommendations)
+    state = state.with_recommendations(normalized.recommendations)
     desired = normalized.desired
     if current == 0 and min_replicas != 0 and zero.scaled_to_zero and desired < min_replicas:
         # Back from a zero the autoscaler set, after minReplicas was raised: never below the new minimum.
