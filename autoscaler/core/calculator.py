@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import NamedTuple
 
 from autoscaler.core.errors import MetricComputationError
@@ -399,8 +400,10 @@ def resource_replicas(
         usage_ratio, utilization, raw = resource_utilization_ratio(metrics, requests, target_utilization)
     except MetricComputationError as err:
         raise MetricComputationError(err.message, pods=grouped.groups) from err
-    base = Calculation(
-        replicas=current_replicas,
+    # The fields every outcome shares, bound once: each path below makes the one Calculation it returns (a base
+    # Calculation copied by dataclasses.replace cost two constructions and replace's walk over the fields).
+    outcome = partial(
+        Calculation,
         usage=utilization,
         raw_usage=raw,
         usage_ratio=usage_ratio,
@@ -410,8 +413,8 @@ def resource_replicas(
 
     scale_up_with_unready = bool(unready) and usage_ratio > 1.0
     if not scale_up_with_unready and not missing:
-        return _direct(base, usage_ratio, ready_count, tolerances)
-    if held := _hold_for_missing(base, missing, usage_ratio, tolerances, missing_pods):
+        return _direct(outcome, current_replicas, usage_ratio, ready_count, tolerances)
+    if held := _hold_for_missing(outcome, current_replicas, missing, usage_ratio, tolerances, missing_pods):
         return held
 
     # On a scale-down, missing pods count as using 100% of their request, or the target where the target is
@@ -420,16 +423,16 @@ def resource_replicas(
     _fill_in(metrics, missing, unready, usage_ratio, lambda name: trunc_div(requests[name] * fallback, 100), now)
 
     new_ratio, _, _ = resource_utilization_ratio(metrics, requests, target_utilization)
-    return _rebalanced(current_replicas, usage_ratio, new_ratio, len(metrics), tolerances, base)
+    return _rebalanced(outcome, current_replicas, usage_ratio, new_ratio, len(metrics), tolerances)
 
 
 def _rebalanced(
+    outcome: partial[Calculation],
     current_replicas: int,
     usage_ratio: float,
     new_ratio: float,
     counted: int,
     tolerances: Tolerances,
-    base: Calculation,
 ) -> Calculation:
     """The tail shared by GetResourceReplicas and calcPlainMetricReplicas after rebalancing."""
     if (
@@ -437,8 +440,7 @@ def _rebalanced(
         or (usage_ratio < 1.0 and new_ratio > 1.0)
         or (usage_ratio > 1.0 and new_ratio < 1.0)
     ):
-        return _outcome(
-            base,
+        return outcome(
             replicas=current_replicas,
             rebalanced_usage_ratio=new_ratio,
             within_tolerance=True,
@@ -449,15 +451,13 @@ def _rebalanced(
         )
     new_replicas = saturated_ceil_int32(new_ratio * counted)
     if (new_ratio < 1.0 and new_replicas > current_replicas) or (new_ratio > 1.0 and new_replicas < current_replicas):
-        return _outcome(
-            base,
+        return outcome(
             replicas=current_replicas,
             rebalanced_usage_ratio=new_ratio,
             within_tolerance=False,
             note=f"ceil({new_ratio:g} * {counted}) = {new_replicas} would reverse the direction: hold",
         )
-    return _outcome(
-        base,
+    return outcome(
         replicas=new_replicas,
         rebalanced_usage_ratio=new_ratio,
         within_tolerance=False,
@@ -465,40 +465,20 @@ def _rebalanced(
     )
 
 
-def _outcome(
-    base: Calculation,
-    *,
-    replicas: int,
-    within_tolerance: bool,
-    note: str,
-    rebalanced_usage_ratio: float | None = None,
-) -> Calculation:
-    """`base` (whose rebalanced ratio is never set) with its outcome set: what dataclasses.replace makes, made
-    directly (replace walks every field's definition on each call, and this runs once per metric per decision).
-    Every field of Calculation is named here; tests/core/test_direct_construction.py checks it against replace."""
-    return Calculation(
-        replicas=replicas,
-        usage=base.usage,
-        raw_usage=base.raw_usage,
-        usage_ratio=base.usage_ratio,
-        rebalanced_usage_ratio=rebalanced_usage_ratio,
-        within_tolerance=within_tolerance,
-        pods=base.pods,
-        ready_pod_count=base.ready_pod_count,
-        note=note,
-    )
-
-
 def _hold_for_missing(
-    base: Calculation, missing: set[str], usage_ratio: float, tolerances: Tolerances, missing_pods: MissingPods
+    outcome: partial[Calculation],
+    current_replicas: int,
+    missing: set[str],
+    usage_ratio: float,
+    tolerances: Tolerances,
+    missing_pods: MissingPods,
 ) -> Calculation | None:
     """missingPods Hold: a proposal that would scale down while some pods have no sample keeps the current
     count instead of assuming what the missing pods use. Not an HPA rule; None leaves the HPA's rebalancing."""
     if missing_pods != MissingPods.HOLD or not missing or usage_ratio >= 1.0 or tolerances.is_within(usage_ratio):
         return None
-    return _outcome(
-        base,
-        replicas=base.replicas,
+    return outcome(
+        replicas=current_replicas,
         within_tolerance=False,
         note=(
             f"{len(missing)} pod(s) without a sample ({', '.join(sorted(missing))}) and a usage ratio of "
@@ -507,13 +487,14 @@ def _hold_for_missing(
     )
 
 
-def _direct(base: Calculation, usage_ratio: float, ready_count: int, tolerances: Tolerances) -> Calculation:
+def _direct(
+    outcome: partial[Calculation], current_replicas: int, usage_ratio: float, ready_count: int, tolerances: Tolerances
+) -> Calculation:
     """No unready pods to rebalance on a scale-up and no missing pods: tolerance, then the ready pods."""
     if tolerances.is_within(usage_ratio):
-        return _outcome(base, replicas=base.replicas, within_tolerance=True, note="usage ratio within tolerance")
+        return outcome(replicas=current_replicas, within_tolerance=True, note="usage ratio within tolerance")
     replicas = saturated_ceil_int32(usage_ratio * ready_count)
-    return _outcome(
-        base,
+    return outcome(
         replicas=replicas,
         within_tolerance=False,
         note=f"ceil({usage_ratio:g} * {ready_count} ready pods) = {replicas}",
@@ -536,22 +517,18 @@ def plain_metric_replicas(
     grouped = _group_and_drop(pods, metrics, resource, settings=settings, now=now)
     ready_count, unready, missing = grouped.ready_count, grouped.unready, grouped.missing
     usage_ratio, usage = metric_usage_ratio(metrics, target_usage)
-    base = Calculation(
-        replicas=current_replicas,
-        usage=usage,
-        usage_ratio=usage_ratio,
-        pods=grouped.groups,
-        ready_pod_count=ready_count,
+    outcome = partial(  # the fields every outcome shares (as in resource_replicas)
+        Calculation, usage=usage, usage_ratio=usage_ratio, pods=grouped.groups, ready_pod_count=ready_count
     )
 
     scale_up_with_unready = bool(unready) and usage_ratio > 1.0
     if not scale_up_with_unready and not missing:
-        return _direct(base, usage_ratio, ready_count, tolerances)
-    if held := _hold_for_missing(base, missing, usage_ratio, tolerances, missing_pods):
+        return _direct(outcome, current_replicas, usage_ratio, ready_count, tolerances)
+    if held := _hold_for_missing(outcome, current_replicas, missing, usage_ratio, tolerances, missing_pods):
         return held
 
     # On a scale-down, missing pods count as using exactly the target.
     _fill_in(metrics, missing, unready, usage_ratio, lambda _name: target_usage, now)
 
     new_ratio, _ = metric_usage_ratio(metrics, target_usage)
-    return _rebalanced(current_replicas, usage_ratio, new_ratio, len(metrics), tolerances, base)
+    return _rebalanced(outcome, current_replicas, usage_ratio, new_ratio, len(metrics), tolerances)

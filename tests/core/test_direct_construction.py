@@ -1,5 +1,5 @@
-"""The core's hot paths build some values directly instead of through dataclasses.replace (docs/performance.md):
-each such builder must carry every field, so a field added to the class and not to the builder fails here."""
+"""The core's hot paths build some values directly instead of through dataclasses.replace: each such builder must
+carry every field, so a field added to the class and not to the builder fails here."""
 
 from __future__ import annotations
 
@@ -7,20 +7,7 @@ from dataclasses import fields, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from autoscaler.core.calculator import Calculation, PodGroups, _outcome
 from autoscaler.core.types import BehaviorState, MetricHealth, Recommendation, ScaleEvent
-
-CALCULATION: dict[str, Any] = {
-    "replicas": 3,
-    "usage": 70,
-    "raw_usage": 350,
-    "usage_ratio": 1.4,
-    "rebalanced_usage_ratio": 1.2,
-    "within_tolerance": True,
-    "pods": PodGroups(ready=("a",), unready=("b",), missing=("c",), ignored=("d",)),
-    "ready_pod_count": 1,
-    "note": "base",
-}
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 BEHAVIOR_STATE: dict[str, Any] = {
@@ -32,24 +19,6 @@ BEHAVIOR_STATE: dict[str, Any] = {
     "forecast": ((T0, 3.0, 2.5),),
     "last_scale_down": T0,
 }
-
-
-def test_every_field_of_a_calculation_is_set_in_the_base_below() -> None:
-    assert {f.name for f in fields(Calculation)} == set(CALCULATION)
-
-
-def test_an_outcome_is_what_replace_makes_of_its_base() -> None:
-    base = Calculation(**CALCULATION)
-    assert _outcome(
-        replace(base, rebalanced_usage_ratio=None), replicas=4, within_tolerance=False, note="n"
-    ) == replace(base, rebalanced_usage_ratio=None, replicas=4, within_tolerance=False, note="n")
-    for changes in (
-        {"replicas": 5, "within_tolerance": False, "note": "up", "rebalanced_usage_ratio": 0.9},
-        {"replicas": 3, "within_tolerance": True, "note": "hold", "rebalanced_usage_ratio": None},
-    ):
-        made = _outcome(base, **changes)
-        assert made == replace(base, **changes)
-        assert made.pods is base.pods
 
 
 def test_every_field_of_a_behavior_state_is_set_in_the_state_above() -> None:
