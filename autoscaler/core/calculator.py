@@ -287,14 +287,21 @@ _last_names: list[tuple[str, ...]] = [()]
 
 def _groups(ready: Sequence[Pod], unready: set[str], missing: set[str], ignored: set[str]) -> PodGroups:
     excluded = unready | missing | ignored
-    names = tuple(sorted(p.name for p in ready if p.name not in excluded))
+    if excluded:
+        names = tuple(sorted(p.name for p in ready if p.name not in excluded))
+    else:  # every pod ready and measured, the common case: no test per pod (twice per decision)
+        names = tuple(sorted([p.name for p in ready]))
     last = _last_names[0]
     return PodGroups(
         ready=last if names == last else names,
-        unready=tuple(sorted(unready)),
-        missing=tuple(sorted(missing)),
-        ignored=tuple(sorted(ignored)),
+        unready=_sorted(unready),
+        missing=_sorted(missing),
+        ignored=_sorted(ignored),
     )
+
+
+def _sorted(names: set[str]) -> tuple[str, ...]:
+    return tuple(sorted(names)) if names else ()
 
 
 # ---------------------------------------------------------------------------------------------------
