@@ -9,7 +9,7 @@ are a `BehaviorState` value passed in and returned, and the clock is the `now` a
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from autoscaler.core.gomath import MAX_INT32, MIN_INT32, saturated_int32
@@ -392,6 +392,6 @@ def store_scale_event(
         return state
     if new > previous:
         up = _record(state.scale_up_events, new - previous, _longest_period(behavior.scale_up.policies), now)
-        return replace(state, scale_up_events=up)
+        return state.with_scale_events(up, state.scale_down_events)
     down = _record(state.scale_down_events, previous - new, _longest_period(behavior.scale_down.policies), now)
-    return replace(state, scale_down_events=down)
+    return state.with_scale_events(state.scale_up_events, down)

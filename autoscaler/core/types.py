@@ -598,11 +598,24 @@ class BehaviorState:
     def with_recommendations(self, recommendations: tuple[Recommendation, ...] | None) -> BehaviorState:
         """This state with `recommendations` in their place: dataclasses.replace's result, made directly (replace
         walks every field's definition on each call, and a decision and the daemon's compaction each do this once
-        per target). Every field is named here; tests/core/test_direct_construction.py checks it against replace."""
+        per target). Every field is named here and below; tests/core/test_direct_construction.py checks both
+        against replace."""
         return BehaviorState(
             recommendations=recommendations,
             scale_up_events=self.scale_up_events,
             scale_down_events=self.scale_down_events,
+            metric_health=self.metric_health,
+            idle_since=self.idle_since,
+            forecast=self.forecast,
+            last_scale_down=self.last_scale_down,
+        )
+
+    def with_scale_events(self, up: tuple[ScaleEvent, ...], down: tuple[ScaleEvent, ...]) -> BehaviorState:
+        """This state with these scale events (storeScaleEvent, on every scale write), made directly as above."""
+        return BehaviorState(
+            recommendations=self.recommendations,
+            scale_up_events=up,
+            scale_down_events=down,
             metric_health=self.metric_health,
             idle_since=self.idle_since,
             forecast=self.forecast,

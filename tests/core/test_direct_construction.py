@@ -29,3 +29,9 @@ def test_a_state_with_new_recommendations_is_what_replace_makes() -> None:
     state = BehaviorState(**BEHAVIOR_STATE)
     for recommendations in ((Recommendation(5, T0),), (), None):
         assert state.with_recommendations(recommendations) == replace(state, recommendations=recommendations)
+
+
+def test_a_state_with_new_scale_events_is_what_replace_makes() -> None:
+    state = BehaviorState(**BEHAVIOR_STATE)
+    up, down = (ScaleEvent(3, T0, False),), ()
+    assert state.with_scale_events(up, down) == replace(state, scale_up_events=up, scale_down_events=down)
