@@ -238,6 +238,8 @@ def stabilize_with_behaviors(
 
 def replicas_change_per_period(period_seconds: int, events: tuple[ScaleEvent, ...], now: datetime) -> int:
     """getReplicasChangePerPeriod: the replicas changed by events strictly after now - period."""
+    if not events:
+        return 0  # no cutoff to compute (for each policy, each direction, each decision)
     cutoff = now - timedelta(seconds=period_seconds)
     return sum(e.replica_change for e in events if e.timestamp > cutoff)
 
