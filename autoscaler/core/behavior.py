@@ -24,6 +24,7 @@ from autoscaler.core.types import (
     SelectPolicy,
     Settings,
 )
+from autoscaler.core.values import quick_init
 
 # Reasons and messages of the AbleToScale and ScalingLimited conditions (horizontal.go).
 READY_FOR_NEW_SCALE = ("ReadyForNewScale", "recommended size matches current size")
@@ -48,6 +49,7 @@ TOO_FEW_REPLICAS = ("TooFewReplicas", "the desired replica count is less than th
 DESIRED_WITHIN_RANGE = ("DesiredWithinRange", "the desired count is within the acceptable range")
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class PolicyLimit:
     """One rate policy evaluated: the replicas at the start of its period and the bound it allows."""
@@ -59,6 +61,7 @@ class PolicyLimit:
     limit: int
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Stabilization:
     """What the stabilization window(s) saw and what they made of the proposal."""
@@ -74,6 +77,7 @@ class Stabilization:
     message: str
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Limits:
     """The bounds applied after stabilization, and which of them clipped the result."""
@@ -88,6 +92,7 @@ class Limits:
     select_policy: SelectPolicy | None = None
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Normalized:
     desired: int

@@ -31,6 +31,7 @@ from autoscaler.core.types import (
     ResourceReading,
     Settings,
 )
+from autoscaler.core.values import quick_init
 
 # Go's zero time.Time, for a Ready condition without lastTransitionTime.
 _ZERO_TIME = datetime(1, 1, 1, tzinfo=UTC)
@@ -40,6 +41,7 @@ _PENDING = PodPhase.PENDING
 _ENDED = (PodPhase.FAILED, PodPhase.SUCCEEDED)
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Tolerances:
     """Usage-ratio tolerances per direction (replica_calculator.go Tolerances)."""
@@ -61,6 +63,7 @@ class PodMetric(NamedTuple):
     window_seconds: float
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class PodGroups:
     """How the calculator counted the target's pods for one metric (names sorted)."""
@@ -71,6 +74,7 @@ class PodGroups:
     ignored: tuple[str, ...]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Calculation:
     """One metric's proposal and how it was reached.
@@ -340,6 +344,7 @@ def metric_usage_ratio(metrics: Mapping[str, PodMetric], target_usage: int) -> t
 # ---------------------------------------------------------------------------------------------------
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class _Grouped:
     ready_count: int

@@ -50,6 +50,7 @@ from autoscaler.core.types import (
     ScaleFailure,
     Settings,
 )
+from autoscaler.core.values import quick_init
 
 # recordInitialRecommendation reads the clock itself, an instant before stabilization reads it again in the
 # same reconcile; the initial recommendation is stamped that instant before `now` so that it leaves the
@@ -60,6 +61,7 @@ INITIAL_RECOMMENDATION_LEAD = timedelta(microseconds=1)
 FALLBACK_PROPOSER = "fallback"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class StatusUpdate:
     """The autoscaler status the HPA would write after this reconcile."""
@@ -70,6 +72,7 @@ class StatusUpdate:
     current_metrics: tuple[MetricStatus | None, ...] | None
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Decision:
     """The outcome of one reconcile and its explanation.
@@ -107,6 +110,7 @@ class Decision:
     forecast: Forecast | None = None
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ZeroRules:
     """What the HPAScaleToZero rules make of a target at, or going to, 0 replicas (horizontal.go, 1.36).
@@ -154,6 +158,7 @@ class ZeroRules:
         )
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class _Computed:
     """What the metrics path produced: the proposals, the normalization and any (partial) error."""
@@ -594,6 +599,7 @@ def _fields(condition: Condition) -> tuple[str, str, str, str]:
     return condition.type, condition.status, condition.reason, condition.message
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class _MetricsOutcome:
     replicas: int | None  # None: hold (computeReplicasForMetrics returned -1)

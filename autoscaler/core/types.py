@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # the extensions' own modules import this one
     from autoscaler.core.zero import ScaleToZero
 
 from autoscaler.core.predictive import PredictiveSpec
+from autoscaler.core.values import quick_init
 
 # --------------------------------------------------------------------------------------------------------
 # The autoscaler spec (autoscaling/v2 HorizontalPodAutoscalerSpec, in the core's terms)
@@ -241,6 +242,7 @@ class ScaleFailure:
     message: str
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Scale:
     """The target's scale subresource: spec.replicas, status.replicas and status.selector (a string)."""
@@ -546,12 +548,14 @@ class Settings:
 # --------------------------------------------------------------------------------------------------------
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Recommendation:
     replicas: int
     timestamp: datetime
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ScaleEvent:
     """A scale write: how many replicas it added (scale-up list) or removed (scale-down list)."""
@@ -577,6 +581,7 @@ class MetricHealth:
     recovered_at: datetime | None = None
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class BehaviorState:
     """`recommendations` None means "never reconciled": the HPA then records the current count first."""
@@ -636,6 +641,7 @@ class ConditionType(StrEnum):
     FALLBACK_ACTIVE = "FallbackActive"  # an extension: a metric's fallback is in force (core/fallback.py)
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Condition:
     type: str
