@@ -9,7 +9,7 @@ are a `BehaviorState` value passed in and returned, and the clock is the `now` a
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from autoscaler.core.gomath import MAX_INT32, MIN_INT32, saturated_int32
@@ -24,6 +24,7 @@ from autoscaler.core.types import (
     SelectPolicy,
     Settings,
 )
+from autoscaler.core.values import quick_init
 
 # Reasons and messages of the AbleToScale and ScalingLimited conditions (horizontal.go).
 READY_FOR_NEW_SCALE = ("ReadyForNewScale", "recommended size matches current size")
@@ -48,6 +49,7 @@ TOO_FEW_REPLICAS = ("TooFewReplicas", "the desired replica count is less than th
 DESIRED_WITHIN_RANGE = ("DesiredWithinRange", "the desired count is within the acceptable range")
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class PolicyLimit:
     """One rate policy evaluated: the replicas at the start of its period and the bound it allows."""
@@ -59,6 +61,7 @@ class PolicyLimit:
     limit: int
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Stabilization:
     """What the stabilization window(s) saw and what they made of the proposal."""
@@ -74,6 +77,7 @@ class Stabilization:
     message: str
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Limits:
     """The bounds applied after stabilization, and which of them clipped the result."""
@@ -88,6 +92,7 @@ class Limits:
     select_policy: SelectPolicy | None = None
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Normalized:
     desired: int
@@ -238,6 +243,8 @@ def stabilize_with_behaviors(
 
 def replicas_change_per_period(period_seconds: int, events: tuple[ScaleEvent, ...], now: datetime) -> int:
     """getReplicasChangePerPeriod: the replicas changed by events strictly after now - period."""
+    if not events:
+        return 0  # no cutoff to compute (for each policy, each direction, each decision)
     cutoff = now - timedelta(seconds=period_seconds)
     return sum(e.replica_change for e in events if e.timestamp > cutoff)
 
@@ -392,6 +399,6 @@ def store_scale_event(
         return state
     if new > previous:
         up = _record(state.scale_up_events, new - previous, _longest_period(behavior.scale_up.policies), now)
-        return replace(state, scale_up_events=up)
+        return state.with_scale_events(up, state.scale_down_events)
     down = _record(state.scale_down_events, previous - new, _longest_period(behavior.scale_down.policies), now)
-    return replace(state, scale_down_events=down)
+    return state.with_scale_events(state.scale_up_events, down)

@@ -50,6 +50,7 @@ from autoscaler.core.types import (
     ScaleFailure,
     Settings,
 )
+from autoscaler.core.values import quick_init
 
 # recordInitialRecommendation reads the clock itself, an instant before stabilization reads it again in the
 # same reconcile; the initial recommendation is stamped that instant before `now` so that it leaves the
@@ -60,6 +61,7 @@ INITIAL_RECOMMENDATION_LEAD = timedelta(microseconds=1)
 FALLBACK_PROPOSER = "fallback"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class StatusUpdate:
     """The autoscaler status the HPA would write after this reconcile."""
@@ -70,6 +72,7 @@ class StatusUpdate:
     current_metrics: tuple[MetricStatus | None, ...] | None
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Decision:
     """The outcome of one reconcile and its explanation.
@@ -107,6 +110,7 @@ class Decision:
     forecast: Forecast | None = None
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ZeroRules:
     """What the HPAScaleToZero rules make of a target at, or going to, 0 replicas (horizontal.go, 1.36).
@@ -154,6 +158,7 @@ class ZeroRules:
         )
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class _Computed:
     """What the metrics path produced: the proposals, the normalization and any (partial) error."""
@@ -258,7 +263,7 @@ def decide(
     current = scale.spec_replicas
     if state.recommendations is None:
         # recordInitialRecommendation: a target seen for the first time starts its history at its current size.
-        state = replace(state, recommendations=(Recommendation(current, now - INITIAL_RECOMMENDATION_LEAD),))
+        state = state.with_recommendations((Recommendation(current, now - INITIAL_RECOMMENDATION_LEAD),))
     # Extension hook (core/fallback.py): count failed evaluations, put last good values in place of failures.
     fallen = None
     if spec.fallback is not None:
@@ -437,7 +442,7 @@ def decide(
     run.condition(
         ConditionType.ABLE_TO_SCALE, "True", normalized.stabilization.reason, normalized.stabilization.message
     )
-    state = replace(state, recommendations=normalized.recommendations)
+    state = state.with_recommendations(normalized.recommendations)
     desired = normalized.desired
     if current == 0 and min_replicas != 0 and zero.scaled_to_zero and desired < min_replicas:
         # Back from a zero the autoscaler set, after minReplicas was raised: never below the new minimum.
@@ -594,6 +599,7 @@ def _fields(condition: Condition) -> tuple[str, str, str, str]:
     return condition.type, condition.status, condition.reason, condition.message
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class _MetricsOutcome:
     replicas: int | None  # None: hold (computeReplicasForMetrics returned -1)
@@ -793,7 +799,9 @@ def controlling_autoscalers(pods: Sequence[Pod], selectors: Mapping[str, str]) -
             parsed.append((key, parse_selector(text)))
         except SelectorSyntaxError:
             continue
-    found = {key for pod in pods for key, selector in parsed if selector.matches(pod.labels)}
+    # Each selector's pods are matched only until one matches: a target's own selector (one of these, in the
+    # daemon) matches its first pod, so that is one match per autoscaler rather than one per pod.
+    found = [key for key, selector in parsed if any(selector.matches(pod.labels) for pod in pods)]
     return tuple(sorted(found))
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from autoscaler.core.types import MetricSourceType
+from autoscaler.core.values import quick_init
 
 
 class EventType(StrEnum):
@@ -55,6 +56,7 @@ METRIC_FAILURE_REASONS: dict[MetricSourceType, EventReason] = {
 }
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Event:
     """A Kubernetes Event the HPA would emit: type Normal or Warning, reason, message."""

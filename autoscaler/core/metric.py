@@ -34,11 +34,13 @@ from autoscaler.core.types import (
     ResourceReading,
     Settings,
 )
+from autoscaler.core.values import quick_init
 
 _R = TypeVar("_R", ResourceReading, PodsReading, ObjectReading, ExternalReading)
 _T = TypeVar("_T")
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class MetricStatus:
     """The autoscaling/v2 MetricStatus the HPA reports for a metric: its identity and current values."""
@@ -49,6 +51,7 @@ class MetricStatus:
     average_utilization: int | None = None  # percent of request
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class MetricResult:
     """One metric's outcome: a proposal with its calculation, or an error with its event reason.

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Mapping
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -230,7 +229,7 @@ def restore_conservatively(
         Recommendation(rec.replicas, until) if newest[rec.replicas] == i else rec
         for i, rec in enumerate(state.recommendations)
     )
-    return replace(state, recommendations=restamped)
+    return state.with_recommendations(restamped)
 
 
 def compact_recommendations(state: BehaviorState) -> BehaviorState:
@@ -250,4 +249,4 @@ def compact_recommendations(state: BehaviorState) -> BehaviorState:
     if len(newest) == len(recs):
         return state
     kept = sorted(newest.values())
-    return replace(state, recommendations=tuple(recs[i] for i in kept))
+    return state.with_recommendations(tuple(recs[i] for i in kept))

@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # the extensions' own modules import this one
     from autoscaler.core.zero import ScaleToZero
 
 from autoscaler.core.predictive import PredictiveSpec
+from autoscaler.core.values import quick_init
 
 # --------------------------------------------------------------------------------------------------------
 # The autoscaler spec (autoscaling/v2 HorizontalPodAutoscalerSpec, in the core's terms)
@@ -241,6 +242,7 @@ class ScaleFailure:
     message: str
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Scale:
     """The target's scale subresource: spec.replicas, status.replicas and status.selector (a string)."""
@@ -546,12 +548,14 @@ class Settings:
 # --------------------------------------------------------------------------------------------------------
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Recommendation:
     replicas: int
     timestamp: datetime
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ScaleEvent:
     """A scale write: how many replicas it added (scale-up list) or removed (scale-down list)."""
@@ -577,6 +581,7 @@ class MetricHealth:
     recovered_at: datetime | None = None
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class BehaviorState:
     """`recommendations` None means "never reconciled": the HPA then records the current count first."""
@@ -595,6 +600,33 @@ class BehaviorState:
     # since the state was first written).
     last_scale_down: datetime | None = None
 
+    def with_recommendations(self, recommendations: tuple[Recommendation, ...] | None) -> BehaviorState:
+        """This state with `recommendations` in their place: dataclasses.replace's result, made directly (replace
+        walks every field's definition on each call, and a decision and the daemon's compaction each do this once
+        per target). Every field is named here and below; tests/core/test_direct_construction.py checks both
+        against replace."""
+        return BehaviorState(
+            recommendations=recommendations,
+            scale_up_events=self.scale_up_events,
+            scale_down_events=self.scale_down_events,
+            metric_health=self.metric_health,
+            idle_since=self.idle_since,
+            forecast=self.forecast,
+            last_scale_down=self.last_scale_down,
+        )
+
+    def with_scale_events(self, up: tuple[ScaleEvent, ...], down: tuple[ScaleEvent, ...]) -> BehaviorState:
+        """This state with these scale events (storeScaleEvent, on every scale write), made directly as above."""
+        return BehaviorState(
+            recommendations=self.recommendations,
+            scale_up_events=up,
+            scale_down_events=down,
+            metric_health=self.metric_health,
+            idle_since=self.idle_since,
+            forecast=self.forecast,
+            last_scale_down=self.last_scale_down,
+        )
+
 
 # --------------------------------------------------------------------------------------------------------
 # Conditions (autoscaling/v2 HorizontalPodAutoscalerCondition)
@@ -609,6 +641,7 @@ class ConditionType(StrEnum):
     FALLBACK_ACTIVE = "FallbackActive"  # an extension: a metric's fallback is in force (core/fallback.py)
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Condition:
     type: str
