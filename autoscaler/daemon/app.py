@@ -29,6 +29,7 @@ from apscheduler.events import EVENT_JOB_MAX_INSTANCES, EVENT_JOB_MISSED, JobExe
 from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
 
+from autoscaler.daemon.check import staleness_warnings
 from autoscaler.daemon.config import DaemonConfig
 from autoscaler.daemon.logs import batched_lines
 from autoscaler.daemon.model import Origin, Target, TargetKey, TargetOutcome, TickReport
@@ -37,6 +38,7 @@ from autoscaler.daemon.recorder import FlightRecorder
 from autoscaler.daemon.server import Check, Endpoints, HttpServer, RequestError
 from autoscaler.daemon.sources import FileSource, ResourceSource, SpecProblem, SpecSource, TargetDefaults, merge
 from autoscaler.metrics.evaluate import collector_paused
+from autoscaler.spec.objects import Autoscaler
 
 log = structlog.get_logger(__name__)
 
@@ -174,6 +176,7 @@ class Daemon:
         cache_sync_timeout_seconds: float = CACHE_SYNC_TIMEOUT_SECONDS,
         closers: Sequence[Callable[[], None]] = (),
         states: StateStore | None = None,
+        unguarded: Callable[[Autoscaler], list[tuple[str, str]]] | None = None,
     ) -> None:
         self.reconciler = reconciler
         self.sources = list(sources)
@@ -195,6 +198,9 @@ class Daemon:
         self._last: dict[TargetKey, datetime] = {}
         self._known: dict[TargetKey, Origin] = {}
         self._duplicates: set[tuple[TargetKey, str]] = set()
+        # What a spec's metrics lack (check.staleness_warnings), logged once per spec as read (the object kept).
+        self._unguarded = unguarded
+        self._checked: dict[TargetKey, Autoscaler] = {}
         self._was_leader: bool | None = None
         self._epoch: int | None = None  # the elector's epoch at the last tick
         self._health = _Health()
@@ -247,7 +253,27 @@ class Daemon:
             if self._known[gone] == Origin.FILE and not failed:
                 self._delete_state(gone)
         self._known = known
+        self._warn_unguarded(targets)
         return targets
+
+    def _warn_unguarded(self, targets: Sequence[Target]) -> None:
+        """A warning line per metric a new or changed spec reads without a staleness check (as `autoscaler check
+        --config` prints for files): custom resources are never checked before the daemon reads them."""
+        if self._unguarded is None:
+            return
+        checked: dict[TargetKey, Autoscaler] = {}
+        for target in targets:
+            checked[target.key] = target.autoscaler
+            if self._checked.get(target.key) is target.autoscaler:
+                continue
+            try:
+                warnings = self._unguarded(target.autoscaler)
+            except Exception as err:  # a warning, never a reason to stop the tick
+                log.error("staleness_check_failed", target=str(target.key), error=f"{type(err).__name__}: {err}")
+                continue
+            for path, message in warnings:
+                log.warning("metric_without_staleness_check", target=str(target.key), field=path, message=message)
+        self._checked = checked
 
     def _delete_state(self, key: TargetKey) -> None:
         """A file spec removed from its source: its stored state goes too (the leader's job; a re-added spec
@@ -692,6 +718,7 @@ def build(config: DaemonConfig, *, kubeconfig: str | None = None, plan: bool = F
     if config.specs.files:
         sources.append(FileSource(list(config.specs.files), defaults=defaults, on_problem=sink))
     return Daemon(
+        unguarded=lambda autoscaler: staleness_warnings(autoscaler, reader),
         reconciler=reconciler,
         sources=sources,
         observer=observer,

@@ -17,10 +17,13 @@ import pytest
 from structlog.testing import capture_logs
 
 from autoscaler.daemon.app import Daemon, due_targets
+from autoscaler.daemon.check import staleness_warnings
 from autoscaler.daemon.model import Target, TargetKey, TickReport
 from autoscaler.daemon.observe import Observer
 from autoscaler.daemon.recorder import FlightRecorder
-from tests.daemon.fakes import FakeClock, FakeReconciler, StaticSource, target
+from autoscaler.metrics import MetricsReader, MetricsSettings
+from autoscaler.spec.objects import load_autoscaler
+from tests.daemon.fakes import FakeClock, FakeReconciler, StaticSource, spec_object, target
 from tests.kube.test_cache import eventually
 
 T0 = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
@@ -449,3 +452,39 @@ def test_a_recorder_that_fails_costs_the_target_no_log_line() -> None:
         ("outcome_handler_failed", "record"),
         ("decision", None),
     ]
+
+
+def _queue_target(name: str, query: str) -> Target:
+    doc = spec_object(name)
+    doc["spec"]["metrics"] = [
+        {
+            "type": "External",
+            "external": {"metric": {"name": "queue"}, "target": {"type": "AverageValue", "averageValue": "30"}},
+            "prometheus": {"query": query},
+        }
+    ]
+    return replace(target(name), autoscaler=load_autoscaler(doc, scale_to_zero=False))
+
+
+def test_a_metric_without_staleness_check_is_one_warning_per_spec_as_read() -> None:
+    """The daemon plans each new or changed spec's metrics once (as `check --config` does for files): a query
+    with no sample time is a warning line, once, not every tick; a changed spec is checked again."""
+    settings = MetricsSettings.model_validate({"servers": {"main": {"url": "http://127.0.0.1:9"}}})
+    reader = MetricsReader(settings, clients={})
+    ratio = _queue_target("ratio", 'sum(queue_depth{queue="jobs"}) / sum(consumers)')
+    queue = _queue_target("queue", 'sum(queue_depth{queue="jobs"})')
+    source = StaticSource([ratio, queue])
+    daemon = _daemon(
+        source, FakeReconciler(), FakeClock(T0), unguarded=lambda autoscaler: staleness_warnings(autoscaler, reader)
+    )
+    with capture_logs() as logs:
+        daemon.tick()
+        daemon.tick()
+        source.targets = [_queue_target("ratio", "sum(a) / sum(b)"), queue]  # changed: read anew
+        daemon.tick()
+    warned = [line for line in logs if line["event"] == "metric_without_staleness_check"]
+    assert [(line["target"], line["field"]) for line in warned] == [
+        ("shop/ratio", "spec.metrics[0].prometheus"),
+        ("shop/ratio", "spec.metrics[0].prometheus"),
+    ]
+    assert "no staleness check" in warned[0]["message"] and warned[0]["log_level"] == "warning"
