@@ -31,7 +31,7 @@ from apscheduler.schedulers.background import BackgroundScheduler
 
 from autoscaler.daemon.check import staleness_warnings
 from autoscaler.daemon.config import DaemonConfig
-from autoscaler.daemon.logs import batched_lines
+from autoscaler.daemon.logs import batched_lines, write_pending
 from autoscaler.daemon.model import Origin, Target, TargetKey, TargetOutcome, TickReport
 from autoscaler.daemon.observe import Observer, outcome_error
 from autoscaler.daemon.recorder import FlightRecorder
@@ -559,6 +559,7 @@ def _stopped(daemon: Daemon, code: int) -> int:
     """Stop the daemon and return `code`; when the tick in flight had to be abandoned, exit with it at once."""
     if not daemon.stop():
         # The abandoned tick runs on a worker thread that the interpreter would wait for at exit.
+        write_pending()  # its decision lines made so far
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)

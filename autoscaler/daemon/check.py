@@ -47,8 +47,9 @@ def binding_problems(autoscaler: Autoscaler, config: DaemonConfig) -> list[tuple
 _PLANNED_AT = datetime(2000, 1, 1, tzinfo=UTC)
 NO_SAMPLE_TIME = (
     "no staleness check: its answer carries no sample time (a raw query that is neither a plain selector nor one "
-    "aggregation of one, a template without freshness, or a scalar result), so after a Prometheus outage the "
-    "samples from before it read as current; add a `freshness` selector (docs/metrics.md, Staleness)"
+    "aggregation of one that keeps the labels its values are matched by, namespace and pod for a per-pod metric; "
+    "a template without freshness; a scalar result), so after a Prometheus outage the samples from before it read "
+    "as current; add a `freshness` selector (docs/metrics.md, Staleness)"
 )
 
 
@@ -57,13 +58,20 @@ def staleness_warnings(autoscaler: Autoscaler, reader: MetricsReader) -> list[tu
     (field path, message) pairs: warnings, not problems (such a query is valid, only less guarded)."""
     context = ReadContext(namespace=autoscaler.namespace or "default", pods=(), selector="", now=_PLANNED_AT)
     bindings = autoscaler.metric_bindings
-    requests = [
-        MetricRequest(metric, context, binding=bindings[index] if index < len(bindings) else None)
-        for index, metric in enumerate(autoscaler.spec.metrics)
-    ]
+    fields: list[str] = []
+    requests: list[MetricRequest] = []
+    for index, metric in enumerate(autoscaler.spec.metrics):
+        fields.append(f"spec.metrics[{index}].prometheus")
+        requests.append(MetricRequest(metric, context, binding=bindings[index] if index < len(bindings) else None))
+    extra = autoscaler.spec.extra_metrics
+    if extra is not None:  # the drain time's and the formula's inputs, read as External metrics
+        inputs = input_bindings(autoscaler.model.drain_time, autoscaler.model.formula)
+        for item, binding in zip(extra.inputs(), inputs, strict=True):
+            fields.append(f"spec.{item.field}.prometheus")
+            requests.append(MetricRequest(item.metric, context, binding=binding))
     return [
-        (f"spec.metrics[{index}].prometheus", NO_SAMPLE_TIME)
-        for index, plan in enumerate(reader.plan(requests))
+        (field, NO_SAMPLE_TIME)
+        for field, plan in zip(fields, reader.plan(requests), strict=True)
         if isinstance(plan, QueryPlan) and not plan.has_timestamps
     ]
 

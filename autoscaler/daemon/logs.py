@@ -195,6 +195,21 @@ def batched_lines() -> Iterator[None]:
             handler.release()
 
 
+def write_pending() -> None:
+    """Write the decision lines `batched_lines` holds now (before the process exits without unwinding it)."""
+    direct = _direct
+    if direct is None:
+        return
+    handler = direct.handler
+    handler.acquire()
+    try:
+        handler.write_pending()
+    except Exception:
+        handler.handleError(logging.makeLogRecord({"msg": "batched lines", "levelno": logging.INFO}))
+    finally:
+        handler.release()
+
+
 def _same(processors: Sequence[structlog.types.Processor], configured: tuple[structlog.types.Processor, ...]) -> bool:
     return len(processors) == len(configured) and all(a is b for a, b in zip(processors, configured, strict=True))
 

@@ -35,13 +35,12 @@ _SELECTOR = (
 _PLAIN_SELECTOR = re.compile(rf"^\s*{_SELECTOR}\s*$", re.DOTALL)
 # One aggregation of one selector, or of rate()/irate()/increase() over it: `sum(queue_depth{queue="jobs"})`,
 # `max by (queue) (x{...})`, `sum(rate(x{...}[2m]))`. Its series' sample times are the selector's.
-_LABELS = r"\(\s*(?:[a-zA-Z_][a-zA-Z0-9_]*\s*(?:,\s*[a-zA-Z_][a-zA-Z0-9_]*\s*)*,?)?\)"
-_GROUPING = rf"(?:\s*(?:by|without)\s*{_LABELS})?"
+_LABEL_LIST = r"\s*(?:[a-zA-Z_][a-zA-Z0-9_]*\s*(?:,\s*[a-zA-Z_][a-zA-Z0-9_]*\s*)*,?)?"
 _RANGE = r"\[\s*(?:[0-9]+(?:ms|[smhdwy]))+\s*\]"
 _AGGREGATED_SELECTOR = re.compile(
-    rf"^\s*(?:sum|min|max|avg|count|group){_GROUPING}\s*\(\s*"
+    rf"^\s*(?:sum|min|max|avg|count|group)(?:\s*(?P<mode>by|without)\s*\((?P<labels>{_LABEL_LIST})\))?\s*\(\s*"
     rf"(?:(?P<selector>{_SELECTOR})|(?:rate|irate|increase)\s*\(\s*(?P<ranged>{_SELECTOR})\s*{_RANGE}\s*\))"
-    rf"\s*\){_GROUPING}\s*$",
+    rf"\s*\)(?:\s*(?P<mode_after>by|without)\s*\((?P<labels_after>{_LABEL_LIST})\))?\s*$",
     re.DOTALL,
 )
 
@@ -130,13 +129,23 @@ def is_plain_selector(query: str) -> bool:
     return bool(_PLAIN_SELECTOR.match(query))
 
 
-def aggregated_selector(query: str) -> str | None:
+def aggregated_selector(query: str, keeps: Sequence[str] = ()) -> str | None:
     """The selector under `query` when it is one aggregation of one plain selector, or of rate(), irate() or
-    increase() over one (`sum(queue_depth{queue="jobs"})`, `sum by (q) (rate(x{...}[2m]))`), else None: the
-    series whose sample times the answer's are, so the query can have a staleness check without a
-    `freshness` of its own."""
+    increase() over one (`sum(queue_depth{queue="jobs"})`, `sum by (q) (rate(x{...}[2m]))`), and its result
+    keeps every label of `keeps` (the grouping its sample times are matched by: `by` naming them all, `without`
+    naming none); else None. That selector's series are the ones whose sample times the answer's are, so the
+    query can have a staleness check without a `freshness` of its own."""
     found = _AGGREGATED_SELECTOR.match(query)
-    if found is None:
+    if found is None or (found.group("mode") and found.group("mode_after")):
+        return None
+    mode = found.group("mode") or found.group("mode_after")
+    labels = {name.strip() for name in (found.group("labels") or found.group("labels_after") or "").split(",")}
+    labels.discard("")
+    if mode == "by" and not set(keeps) <= labels:
+        return None
+    if mode == "without" and labels & set(keeps):
+        return None
+    if mode is None and keeps:
         return None
     return (found.group("selector") or found.group("ranged")).strip()
 

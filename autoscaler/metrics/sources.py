@@ -91,9 +91,10 @@ class PrometheusSource:
         if fresh is None and promql.is_plain_selector(query_text):
             fresh = query_text
         elif fresh is None and binding.query is not None:
-            # A raw query aggregating one selector (`sum(queue_depth{...})`): that selector's sample times, so
-            # that samples from before a Prometheus outage are not read as current after it (docs/metrics.md).
-            fresh = promql.aggregated_selector(query_text)
+            # A raw query aggregating one selector (`sum(queue_depth{...})`) and keeping the labels its values are
+            # matched to their sample times by: that selector's sample times, so that samples from before a
+            # Prometheus outage are not read as current after it (docs/metrics.md).
+            fresh = promql.aggregated_selector(query_text, keeps=grouping)
         if fresh is not None and not promql.is_plain_selector(fresh):
             raise PermanentError(
                 f"freshness {fresh!r} must be a plain selector (timestamp() of anything else is the evaluation time)",

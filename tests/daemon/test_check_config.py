@@ -205,12 +205,28 @@ def test_settings_whose_specs_live_in_the_cluster_say_so(tmp_path: Path) -> None
 
 def test_a_metric_without_sample_times_is_a_warning_not_a_problem(tmp_path: Path) -> None:
     """A query whose answer carries no sample time (here a ratio of two sums) is valid but has no staleness check:
-    a warning line, exit 0; an aggregation of one selector, and a plain selector, need none."""
+    a warning line, exit 0; an aggregation of one selector keeping namespace and pod, and a plain selector, need
+    none."""
     no_time = _write(tmp_path, "ratio.yaml", _spec("ratio", "{query: 'sum(x{a=\"b\"}) / sum(y)'}"))
-    one_selector = _write(tmp_path, "queue.yaml", _spec("queue", "{query: 'sum(queue_depth{queue=\"jobs\"})'}"))
+    query = "'sum by (namespace, pod) (rate(http_requests_total{app=\"web\"}[2m]))'"
+    one_selector = _write(tmp_path, "queue.yaml", _spec("queue", "{query: " + query + "}"))
     code, lines = _run(tmp_path, SERVERS, no_time, one_selector, _write(tmp_path, "web.yaml", _spec()))
     assert code == 0, lines
     [warning] = [line for line in lines if "warning" in line and not line.startswith("settings")]
     assert warning.startswith(f"{no_time}: document 1 (PrometheusAutoscaler shop/ratio): warning: ")
     assert "spec.metrics[0].prometheus: no staleness check" in warning and "freshness" in warning
     assert lines[-1].endswith("; 3 of 3 autoscaler(s) valid; 1 warning(s)")
+
+
+def test_a_drain_time_input_without_sample_times_is_a_warning_too(tmp_path: Path) -> None:
+    drain = (
+        "  drainTime:\n"
+        "    backlog: {prometheus: {query: 'sum(queue_depth{queue=\"jobs\"})'}}\n"
+        "    processingRate: {prometheus: {query: 'sum(rate(acked_total[2m])) / 2'}}\n"
+        "    targetSeconds: 60\n"
+    )
+    path = _write(tmp_path, "drain.yaml", _spec() + drain)
+    code, lines = _run(tmp_path, SERVERS, path)
+    assert code == 0, lines
+    [warning] = [line for line in lines if ": warning: " in line]
+    assert "spec.drainTime.processingRate.prometheus: no staleness check" in warning

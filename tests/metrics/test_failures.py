@@ -292,6 +292,29 @@ def test_a_raw_aggregation_without_freshness_is_checked_too(
     assert isinstance(outcome, StaleDataError) and outcome.failed_at is not None
 
 
+def test_a_raw_per_pod_aggregation_is_checked_only_when_it_keeps_namespace_and_pod(
+    prometheus: PrometheusServer, make_reader: Reader, push: Push, base_time: datetime
+) -> None:
+    """A Pods metric's sample times are matched to its values by namespace and pod: `max by (namespace, pod)`
+    keeps both and gets its selector's sample times (a pod sampled 150 s ago is past the 90 s budget); `max by
+    (pod)` drops the namespace, so no sample time could be matched and none is asked for (as before)."""
+    push({"__name__": "failures_raw_pods", "namespace": "f", "pod": "a"}, [(base_time - timedelta(seconds=150), 3)])
+    reader = make_reader(prometheus.url)
+    metric = spec(PODS, metric="failures_raw_pods")
+    keeps = request(
+        metric,
+        context("f", base_time, pod("a")),
+        {"query": 'max by (namespace, pod) (failures_raw_pods{namespace="f"})'},
+    )
+    drops = request(
+        metric, context("f", base_time, pod("a")), {"query": 'max by (pod) (failures_raw_pods{namespace="f"})'}
+    )
+    planned = reader.plan([keeps, drops])
+    assert [getattr(plan, "has_timestamps", None) for plan in planned] == [True, False]
+    assert isinstance(_read_error(reader, keeps), StaleDataError)
+    assert reader.read_one(drops) == PodsReading((PodValue("a", 3000, base_time, 60.0),))
+
+
 def test_a_raw_count_with_empty_as_zero_and_no_series_reads_zero(
     prometheus: PrometheusServer, make_reader: Reader, base_time: datetime
 ) -> None:

@@ -120,6 +120,28 @@ def test_the_selector_under_an_aggregation(query: str, selector: str | None) -> 
     assert aggregated_selector(query) == selector
 
 
+@pytest.mark.parametrize(
+    ("query", "keeps", "selector"),
+    [
+        pytest.param("sum by (namespace, pod) (rate(x[2m]))", ("namespace", "pod"), "x", id="by names them all"),
+        pytest.param("sum(rate(x[2m])) by (pod, namespace)", ("namespace", "pod"), "x", id="by after"),
+        pytest.param("sum by (pod) (rate(x[2m]))", ("namespace", "pod"), None, id="by drops one"),
+        pytest.param("sum without (container) (x)", ("namespace", "pod"), "x", id="without drops none of them"),
+        pytest.param("sum without (pod) (x)", ("namespace", "pod"), None, id="without drops one"),
+        pytest.param("sum(x)", ("namespace", "pod"), None, id="no clause drops them all"),
+        pytest.param("sum(x)", (), "x", id="no clause, nothing to keep"),
+        pytest.param("max by (queue) (x)", (), "x", id="by, nothing to keep"),
+        pytest.param("sum by (a) (x) by (b)", (), None, id="two clauses: not PromQL"),
+    ],
+)
+def test_the_selector_under_an_aggregation_that_keeps_the_grouping(
+    query: str, keeps: tuple[str, ...], selector: str | None
+) -> None:
+    """Sample times are matched to values by the source's grouping: an aggregation that drops one of its labels
+    would leave every value without its marker, so it gets none."""
+    assert aggregated_selector(query, keeps) == selector
+
+
 def test_sample_timestamps_are_marked() -> None:
     assert with_sample_timestamps("sum by (pod) (x)", "x", ["pod"]) == (
         '(sum by (pod) (x)) or label_replace(min by (pod) (timestamp(x)), "autoscaler_sample", "timestamp", "", "")'
