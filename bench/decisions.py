@@ -50,22 +50,32 @@ from autoscaler.core.types import (
 )
 
 NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
-SPEC = AutoscalerSpec(
-    max_replicas=100,
-    min_replicas=1,
-    metrics=(
-        MetricSpec(
-            MetricSourceType.RESOURCE,
-            MetricTarget(MetricTargetType.UTILIZATION, average_utilization=60),
-            resource_name="cpu",
+
+
+def _spec(utilization: int, behavior: Behavior | None = None) -> AutoscalerSpec:
+    """CPU at `utilization` % and 100 requests per second per pod, min 1, max 100."""
+    return AutoscalerSpec(
+        max_replicas=100,
+        min_replicas=1,
+        metrics=(
+            MetricSpec(
+                MetricSourceType.RESOURCE,
+                MetricTarget(MetricTargetType.UTILIZATION, average_utilization=utilization),
+                resource_name="cpu",
+            ),
+            MetricSpec(
+                MetricSourceType.PODS,
+                MetricTarget(MetricTargetType.AVERAGE_VALUE, average_value=100_000),
+                metric_name="http_requests_per_second",
+            ),
         ),
-        MetricSpec(
-            MetricSourceType.PODS,
-            MetricTarget(MetricTargetType.AVERAGE_VALUE, average_value=100_000),
-            metric_name="http_requests_per_second",
-        ),
-    ),
-    behavior=Behavior(
+        behavior=behavior,
+    )
+
+
+SPEC = _spec(
+    60,
+    Behavior(
         scale_up=ScalingRules(
             policies=(ScalingPolicy(ScalingPolicyType.PODS, 4, 15), ScalingPolicy(ScalingPolicyType.PERCENT, 100, 15)),
             stabilization_window_seconds=0,
@@ -99,22 +109,7 @@ def _target(index: int, pods: int) -> tuple[tuple[Pod, ...], tuple[ResourceReadi
 
 
 # bench/throughput.py's steady spec: no behavior, both targets at the load (every target holds).
-DAEMON_SPEC = AutoscalerSpec(
-    max_replicas=100,
-    min_replicas=1,
-    metrics=(
-        MetricSpec(
-            MetricSourceType.RESOURCE,
-            MetricTarget(MetricTargetType.UTILIZATION, average_utilization=80),
-            resource_name="cpu",
-        ),
-        MetricSpec(
-            MetricSourceType.PODS,
-            MetricTarget(MetricTargetType.AVERAGE_VALUE, average_value=100_000),
-            metric_name="http_requests_per_second",
-        ),
-    ),
-)
+DAEMON_SPEC = _spec(80)
 
 
 def _daemon_target(index: int, pods: int) -> tuple[tuple[Pod, ...], tuple[ResourceReading, PodsReading]]:
