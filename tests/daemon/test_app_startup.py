@@ -51,6 +51,7 @@ def settings(server: Any, tmp_path: Path, **extra: Any) -> Path:
         ),
     ],
 )
+@pytest.mark.usefixtures("restore_logging")  # `autoscaler run` in this process sets up the daemon's logging
 def test_a_start_up_os_error_is_one_line_and_exit_1(
     server: Any, tmp_path: Path, busy_port: int, capsys: pytest.CaptureFixture[str], case: str, expected: str
 ) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import io
 import json
 import logging
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -16,7 +15,6 @@ import structlog
 from autoscaler.daemon.logs import (
     BATCH_LINES,
     QUIET_LIBRARIES,
-    SCHEDULER_LOGGERS,
     _Handler,
     batched_lines,
     configure_logging,
@@ -29,18 +27,7 @@ class _Terminal(io.StringIO):
         return True
 
 
-@pytest.fixture(autouse=True)
-def _restore_logging() -> Iterator[None]:
-    """Each test configures logging; the rest of the session gets structlog's and logging's state back."""
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    quiet = {name: logging.getLogger(name).level for name in (*QUIET_LIBRARIES, *SCHEDULER_LOGGERS)}
-    yield
-    structlog.reset_defaults()
-    root.handlers[:] = handlers
-    root.setLevel(level)
-    for name, old in quiet.items():
-        logging.getLogger(name).setLevel(old)
+pytestmark = pytest.mark.usefixtures("restore_logging")  # each test configures logging
 
 
 def _lines(stream: io.StringIO) -> list[dict[str, Any]]:
