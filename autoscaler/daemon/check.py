@@ -14,32 +14,45 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import IO
 
-from autoscaler.core.types import MetricSourceType
+from autoscaler.core.types import MetricSourceType, MetricSpec
 from autoscaler.daemon.config import ConfigError, DaemonConfig, load_config, spec_paths
 from autoscaler.metrics import MetricRequest, MetricsReader, QueryPlan, ReadContext
 from autoscaler.metrics.binding import check_binding
 from autoscaler.spec.files import load_spec_file
 from autoscaler.spec.objects import Autoscaler
+from autoscaler.spec.prometheus import PrometheusBinding
 from autoscaler.spec.queue import input_bindings
 from autoscaler.spec.settings import HPA_SCALE_TO_ZERO, check_gates
 
 
+def _read_metrics(autoscaler: Autoscaler) -> list[tuple[str, MetricSpec, MetricSourceType, PrometheusBinding | None]]:
+    """What the daemon reads for a spec: each metric, then the drain time's and the formula's inputs (read as
+    External metrics), as (field path, metric, its type for the binding rules, binding)."""
+    bindings = autoscaler.metric_bindings
+    read = [
+        (
+            f"spec.metrics[{index}]",
+            metric,
+            MetricSourceType(metric.type),
+            bindings[index] if index < len(bindings) else None,
+        )
+        for index, metric in enumerate(autoscaler.spec.metrics)
+    ]
+    extra = autoscaler.spec.extra_metrics
+    if extra is not None:
+        inputs = input_bindings(autoscaler.model.drain_time, autoscaler.model.formula)
+        for item, binding in zip(extra.inputs(), inputs, strict=True):
+            read.append((f"spec.{item.field}", item.metric, MetricSourceType.EXTERNAL, binding))
+    return read
+
+
 def binding_problems(autoscaler: Autoscaler, config: DaemonConfig) -> list[tuple[str, str]]:
     """Each metric's binding checked against the settings, as (field path, message) pairs."""
-    models = autoscaler.model.metrics or []
     problems: list[tuple[str, str]] = []
-    for index, metric in enumerate(autoscaler.spec.metrics):
-        binding = models[index].prometheus if index < len(models) else None
-        for problem in check_binding(binding, metric_type=MetricSourceType(metric.type), settings=config.metrics):
+    for path, _, metric_type, binding in _read_metrics(autoscaler):
+        for problem in check_binding(binding, metric_type=metric_type, settings=config.metrics):
             field, _, message = problem.partition(": ")
-            problems.append((f"spec.metrics[{index}].{field}", message))
-    extra = autoscaler.spec.extra_metrics
-    if extra is not None:  # the drain time's and the formula's inputs are read as External metrics
-        bindings = input_bindings(autoscaler.model.drain_time, autoscaler.model.formula)
-        for item, binding in zip(extra.inputs(), bindings, strict=True):
-            for problem in check_binding(binding, metric_type=MetricSourceType.EXTERNAL, settings=config.metrics):
-                field, _, message = problem.partition(": ")
-                problems.append((f"spec.{item.field}.{field}", message))
+            problems.append((f"{path}.{field}", message))
     return problems
 
 
@@ -57,21 +70,11 @@ def staleness_warnings(autoscaler: Autoscaler, reader: MetricsReader) -> list[tu
     """The metrics whose query, as the daemon would send it (`MetricsReader.plan`), asks for no sample time, as
     (field path, message) pairs: warnings, not problems (such a query is valid, only less guarded)."""
     context = ReadContext(namespace=autoscaler.namespace or "default", pods=(), selector="", now=_PLANNED_AT)
-    bindings = autoscaler.metric_bindings
-    fields: list[str] = []
-    requests: list[MetricRequest] = []
-    for index, metric in enumerate(autoscaler.spec.metrics):
-        fields.append(f"spec.metrics[{index}].prometheus")
-        requests.append(MetricRequest(metric, context, binding=bindings[index] if index < len(bindings) else None))
-    extra = autoscaler.spec.extra_metrics
-    if extra is not None:  # the drain time's and the formula's inputs, read as External metrics
-        inputs = input_bindings(autoscaler.model.drain_time, autoscaler.model.formula)
-        for item, binding in zip(extra.inputs(), inputs, strict=True):
-            fields.append(f"spec.{item.field}.prometheus")
-            requests.append(MetricRequest(item.metric, context, binding=binding))
+    read = _read_metrics(autoscaler)
+    requests = [MetricRequest(metric, context, binding=binding) for _, metric, _, binding in read]
     return [
-        (field, NO_SAMPLE_TIME)
-        for field, plan in zip(fields, reader.plan(requests), strict=True)
+        (f"{path}.prometheus", NO_SAMPLE_TIME)
+        for (path, *_), plan in zip(read, reader.plan(requests), strict=True)
         if isinstance(plan, QueryPlan) and not plan.has_timestamps
     ]
 
