@@ -450,6 +450,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         mode, _, n = args.one.partition(":")
         print(json.dumps(run_daemon(args, int(n), churn=mode == "churn")))
         return 0
+    Path(args.logs).mkdir(parents=True, exist_ok=True)
     rows = []
     runs = [("dry-run", n) for n in args.targets] + [("churn", n) for n in args.churn]
     for mode, n in runs:
