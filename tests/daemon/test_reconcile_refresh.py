@@ -3,14 +3,27 @@ production durations (15 s ticks, the 300 s downscale window, `state_refresh_sec
 
 from __future__ import annotations
 
+import json
+import random
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from autoscaler.core.pause import PAUSED
 from autoscaler.core.state import refresh_offset
-from autoscaler.daemon.model import TargetOutcome
+from autoscaler.daemon import reconciler as reconciler_module
+from autoscaler.daemon.model import TargetKey, TargetOutcome
 from autoscaler.kube.status import cached_object, unpack_status
-from tests.daemon.helpers import PAS, FakePrometheus, daemon, query_for, reader_for, resource_target, spec_doc
+from tests.daemon.helpers import (
+    PAS,
+    FakePrometheus,
+    daemon,
+    eventually,
+    query_for,
+    reader_for,
+    resource_target,
+    spec_doc,
+)
 from tests.kube.conftest import NS, Setup
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -173,3 +186,102 @@ def test_the_status_stored_is_the_one_remembered(kube: Any, setup: Setup, server
         able = next(c for c in stored["conditions"] if c["type"] == "AbleToScale")
         assert able["lastTransitionTime"] == "2026-03-01T12:00:00Z"  # the tick's time, not the writer's clock
         assert d.reconciler._memory[target.key].document == stored
+
+
+def test_the_plan_skipped_for_an_unchanged_key_stores_what_the_full_plan_stores(
+    kube: Any, setup: Setup, server: Any, monkeypatch: Any
+) -> None:
+    """Two targets under the same load at the same place in the refresh period, one planned as the reconciler plans
+    (no status document made while its `_status_key` and stored status are unchanged and no refresh is due), the
+    other planned in full every tick, over 160 ticks of a random story that moves every field the key holds (metric
+    values within and past the tolerance, scale-ups, the downscale window, Prometheus down and back, the pause
+    annotation, spec edits that change the spec or only its generation): each time the plan is skipped, the full
+    plan finds nothing to store either, and both targets store their status at the same ticks, the same documents."""
+    names = ("fast-app", "full-app")
+    for name in names:
+        setup.workload("deployments", name, replicas=4)
+        setup.post(PAS, spec_doc(name, target=name))
+    prom = FakePrometheus()
+    keyed = reconciler_module._status_key
+    monkeypatch.setattr(
+        reconciler_module, "_status_key", lambda work: None if work.key.name == "full-app" else keyed(work)
+    )
+    plan = reconciler_module.Reconciler._plan_status
+    rendered: list[str] = []
+    status_of = reconciler_module.Reconciler._status_of
+    skipped: list[int] = []
+
+    def counted_status_of(self: Any, work: Any) -> Any:
+        rendered.append(work.key.name)
+        return status_of(self, work)
+
+    def checked_plan(self: Any, work: Any, now: datetime) -> Any:
+        before = len(rendered)
+        again = work.status_plan is not None and work.status_plan[0] is work.decision
+        got = plan(self, work, now)
+        if not again and got is not None and len(rendered) == before:
+            skipped.append(int((now - T0).total_seconds()))
+            kept, work.status_plan = self._clean.pop(work.key), None
+            full = plan(self, work, now)  # without the remembered key: in full
+            assert full is not None and full[2] == "", (now, full[2])
+            self._clean[work.key], work.status_plan = kept, got
+        return got
+
+    monkeypatch.setattr(reconciler_module.Reconciler, "_status_of", counted_status_of)
+    monkeypatch.setattr(reconciler_module.Reconciler, "_plan_status", checked_plan)
+    rng = random.Random(7)
+    steps = ["load"] * 4 + ["same"] * 20 + ["down", "pause", "unpause", "edit", "noop-edit"]
+    wrote: dict[str, list[int]] = {name: [] for name in names}
+    averages = ["100", "0.1k", "100000m"]  # the same target written three ways: only the generation moves
+    with daemon(kube, reader_for(prom)) as d:
+        for name in names:
+            d.wait_replicas(name, 4)
+            d.reconciler._offsets[TargetKey(NS, name)] = timedelta(seconds=20)  # the same place in the period
+        load = 400.0
+        for tick in range(160):
+            seconds = 15 * tick
+            step = rng.choice(steps)
+            prom.down = step == "down"
+            if step == "load":
+                load = rng.choice([load * 1.03, load * 0.97, 100.0, 400.0, 800.0, 1500.0])
+            most = rng.choice([9, 10, 12])
+            for name in names:
+                prom.values[query_for(name)] = load
+                if step in ("pause", "unpause"):
+                    value = "true" if step == "pause" else None
+                    setup.patch(
+                        f"/apis/apps/v1/namespaces/{NS}/deployments/{name}",
+                        {"metadata": {"annotations": {PAUSED: value}}},
+                    )
+                elif step == "edit":
+                    setup.patch(f"{PAS}/{name}", {"spec": {"maxReplicas": most}})
+                elif step == "noop-edit":
+                    target = {"type": "AverageValue", "averageValue": averages[tick % 3]}
+                    metric = {**spec_doc(name, target=name)["spec"]["metrics"][0]}
+                    metric["external"] = {**metric["external"], "target": target}
+                    setup.patch(f"{PAS}/{name}", {"spec": {"metrics": [metric]}})
+            if step in ("pause", "unpause"):
+                paused = step == "pause"
+                eventually(lambda: all(_annotated(d, name) == paused for name in names))  # noqa: B023 (used at once)
+            targets = [resource_target(setup, name) for name in names]
+            outcomes = d.reconciler.reconcile(targets, now=at(seconds)).outcomes
+            for outcome in outcomes:
+                assert not outcome.error.startswith("internal"), (seconds, outcome.error)
+                if outcome.wrote_status:
+                    wrote[outcome.key.name].append(seconds)
+            fast, full = (setup.get(f"{PAS}/{name}")["status"] for name in names)
+            assert _named(fast, "fast-app") == _named(full, "full-app"), seconds
+            assert d.replicas("fast-app") == d.replicas("full-app"), seconds
+    assert wrote["fast-app"] == wrote["full-app"]
+    assert len(wrote["fast-app"]) >= 40 and len(skipped) >= 20  # both paths taken, many times
+    assert rendered.count("full-app") == 160
+
+
+def _annotated(d: Any, name: str) -> bool:
+    cached = d.workloads.scale(NS, "Deployment", name)
+    return cached is not None and PAUSED in (cached.annotations or {})
+
+
+def _named(status: dict[str, Any], name: str) -> Any:
+    """A status document with the target's own name (in its reference and its query) taken out."""
+    return json.loads(json.dumps(status).replace(name, "NAME"))
