@@ -168,7 +168,8 @@ def _status_key(work: _Work) -> tuple[Any, ...] | None:
     status fields other than metric values, the TARGETS text and recommendation times): two decisions with equal
     keys, planned against the same stored document, get the same answer from it, but for the refresh. None (plan
     in full) for shadow mode, whose comparison has its own rule. Compared by `==`: a tuple compares each item by
-    identity first, so an unchanged spec or conditions tuple costs nothing."""
+    identity first, so an unchanged spec or conditions tuple costs nothing. Kept for every target between ticks,
+    so kept small (~0.3 KiB): sorted tuples for the sets, one number for which value fields each metric has."""
     decision = work.decision
     assert decision is not None
     if decision.shadow is not None:
@@ -177,6 +178,13 @@ def _status_key(work: _Work) -> tuple[Any, ...] | None:
     state = decision.state
     recommendations = state.recommendations
     current = status.current_replicas
+    metrics: list[Any] = []
+    for m in status.current_metrics or ():
+        if m is None:
+            metrics.append(None)
+        else:
+            metrics.append(m.spec)
+            metrics.append((m.value is None) + 2 * (m.average_value is None) + 4 * (m.average_utilization is None))
     return (
         (work.memory.current_replicas or 0) if current is None else current,
         status.desired_replicas or 0,
@@ -184,15 +192,12 @@ def _status_key(work: _Work) -> tuple[Any, ...] | None:
         decision.conditions,
         work.target.generation,
         work.target.autoscaler.spec,  # the reference, and each metric's identity in currentMetrics
-        tuple(
-            None if m is None else (m.spec, m.value is None, m.average_value is None, m.average_utilization is None)
-            for m in status.current_metrics or ()
-        ),
+        tuple(metrics),
         state.scale_up_events,
         state.scale_down_events,
-        None if recommendations is None else frozenset(r.replicas for r in recommendations),
+        None if recommendations is None else tuple(sorted({r.replicas for r in recommendations})),
         state.idle_since,
-        frozenset(h.key for h in state.metric_health if h.failures),
+        tuple(sorted(h.key for h in state.metric_health if h.failures)),
     )
 
 
