@@ -293,12 +293,17 @@ class Daemon:
     def _leading(self) -> bool:
         leading = self.elector is None or self.elector.is_leader()
         epoch = None if self.elector is None else self.elector.epoch
-        changed = self._leadership_changed.is_set() or (self._was_leader is not None and leading != self._was_leader)
-        # A loss and regain between two ticks leaves `leading` unchanged; the epoch tells it.
-        changed = changed or (self._epoch is not None and epoch != self._epoch)
+        # A loss and regain between two ticks leaves `leading` unchanged; the epoch tells it. The elector's callbacks
+        # (the event) only hint: one can come after a tick already saw the change it reports (a replica frozen past
+        # its lease, then resumed), and counting it again logged the change twice and forgot the memory again.
+        hinted = self._leadership_changed.is_set()
+        self._leadership_changed.clear()
+        moved = (self._was_leader is not None and leading != self._was_leader) or (
+            self._epoch is not None and epoch != self._epoch
+        )
+        changed = moved or (hinted and self._was_leader is None)
         self._epoch = epoch
         if changed:
-            self._leadership_changed.clear()
             # What the reconciler holds in memory may be stale: another replica may have written since.
             log.info("leadership_changed", leader=leading)
             self.reconciler.forget()

@@ -488,3 +488,25 @@ def test_a_metric_without_staleness_check_is_one_warning_per_spec_as_read() -> N
         ("shop/ratio", "spec.metrics[0].prometheus"),
     ]
     assert "no staleness check" in warned[0]["message"] and warned[0]["log_level"] == "warning"
+
+
+def test_a_callback_for_a_change_already_seen_changes_nothing() -> None:
+    """The elector's callback can come after a tick already saw the change it reports (a replica frozen past its
+    lease, then resumed): the next tick neither forgets again nor logs the change a second time."""
+    clock = FakeClock(T0)
+    reconciler = FakeReconciler()
+    elector = FakeElector()
+    elector.leading, elector.epoch = True, 1
+    changed = threading.Event()
+    daemon = _daemon(StaticSource([target("web")]), reconciler, clock, elector=elector, leadership_changed=changed)
+    with capture_logs() as logs:
+        changed.set()  # started leading before the first tick
+        daemon.tick()
+        elector.leading = False
+        clock.advance(1)
+        daemon.tick()  # sees the loss
+        changed.set()  # the loss's callback, late
+        clock.advance(1)
+        daemon.tick()
+    assert [e["leader"] for e in logs if e["event"] == "leadership_changed"] == [True, False]
+    assert reconciler.forgotten == [None, None]
