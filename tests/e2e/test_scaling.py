@@ -71,6 +71,12 @@ def run(emulator: Any, generator: Any, prometheus: Any, tmp_path_factory: pytest
         fell_at = utc_now()
         demand.value = 6  # 1 request/s per pod: 1 pod, once the window has passed
         wait_for(lambda: stack.replicas("updown") == 1, deadline_seconds=WINDOW + 30, what="scaled down to 1")
+        # A tick's decision lines are written at the tick's end (logs.batched_lines), after its scale writes.
+        wait_for(
+            lambda: [d for d in daemon.events("decision", target=f"{NS}/updown", wrote=True) if d["desired"] == 1],
+            deadline_seconds=15,
+            what="the scale-down's decision line",
+        )
         assert daemon.alive(), daemon.tail()
         yield Run(stack, daemon, address, recorder_dir, fell_at, writes_of(stack, "updown"))
     finally:
