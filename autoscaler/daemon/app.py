@@ -302,11 +302,16 @@ class Daemon:
             self._epoch is not None and epoch != self._epoch
         )
         changed = moved or (hinted and self._was_leader is None)
+        # What the reconciler holds in memory is stale only if another replica may have led since: a new epoch. A
+        # lease lost and taken back while it still named this replica (renewals that failed for a while) is the
+        # same epoch: nobody led in between, and the memory continues the windows where a restore from the stored
+        # status would restart them (`persist.memory_from_status`).
+        takeover = self._epoch is not None and epoch != self._epoch
         self._epoch = epoch
         if changed:
-            # What the reconciler holds in memory may be stale: another replica may have written since.
-            log.info("leadership_changed", leader=leading)
-            self.reconciler.forget()
+            log.info("leadership_changed", leader=leading, epoch=epoch)
+            if takeover:
+                self.reconciler.forget()
             self._last.clear()
             if not leading:  # a standby evaluates nothing: its per-target series would show the old leader's view
                 self.observer.forget_all()

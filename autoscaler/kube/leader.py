@@ -80,6 +80,12 @@ def _record(lease: dict[str, Any]) -> tuple[str, Any, Any, Any, Any]:
     )
 
 
+def _acquisition(lease: dict[str, Any]) -> tuple[Any, Any, Any]:
+    """What identifies one leadership of a lease: a renew keeps it; a takeover or a re-create changes it."""
+    spec = lease.get("spec") or {}
+    return ((lease.get("metadata") or {}).get("uid"), spec.get("acquireTime"), spec.get("leaseTransitions"))
+
+
 class LeaderElector:
     """One contender for one Lease. `run()` loops until stopped; `is_leader()` is safe from any thread."""
 
@@ -105,7 +111,8 @@ class LeaderElector:
         self._observed: tuple[str, Any, Any, Any, Any] | None = None
         self._observed_at = 0.0
         self._was_leader = False
-        self._epoch = 0  # acquisitions so far: a new one after any moment not leading
+        self._epoch = 0  # acquisitions so far: a new one each time our write starts a new acquisition key
+        self._acquired: tuple[Any, Any, Any] | None = None  # the acquisition key of our last successful write
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -119,7 +126,11 @@ class LeaderElector:
 
     @property
     def epoch(self) -> int:
-        """How many times this contender has become leader: a change means another may have led in between."""
+        """How many leaderships this contender has had: one more each time a successful write of the lease
+        carries another acquisition (uid, acquireTime, leaseTransitions) than its previous successful write.
+        A change means another contender may have led in between. A renew of the lease still naming this
+        contender with the acquisition of its last write, even one after the renew deadline passed (not
+        leading for a while), is the same epoch: nobody can have led while the lease named it."""
         with self._lock:
             return self._epoch
 
@@ -244,10 +255,16 @@ class LeaderElector:
         return True
 
     def _became_holder(self, lease: dict[str, Any], sent_at: float) -> None:
+        acquisition = _acquisition(lease)
         with self._lock:
-            renewed_at = self._renewed_at
-            if renewed_at is None or self._clock() - renewed_at >= self.config.renew_deadline_seconds:
-                self._epoch += 1  # not leading until now (even for a moment): a new leadership
+            # Any takeover moves the acquisition: another holder's sets a new acquireTime and one more
+            # leaseTransitions, a re-created Lease has a new uid. Comparing with our own last successful write
+            # (not with what we meant to write) also catches a takeover of ours whose answer was lost (the server
+            # applied it, we saw a timeout) after another holder led: our next renew carries that takeover's
+            # acquisition, not the one of our last write.
+            if acquisition != self._acquired:
+                self._epoch += 1
+                self._acquired = acquisition
             self._renewed_at = sent_at
             self._observed = _record(lease)
             self._observed_at = sent_at

@@ -98,7 +98,7 @@ class FakeElector:
         self.leading = False
 
 
-def test_only_the_leader_reconciles_and_a_change_of_leadership_forgets() -> None:
+def test_only_the_leader_reconciles_and_a_new_leadership_forgets() -> None:
     clock = FakeClock(T0)
     reconciler = FakeReconciler()
     elector = FakeElector()
@@ -106,7 +106,7 @@ def test_only_the_leader_reconciles_and_a_change_of_leadership_forgets() -> None
     daemon.tick()
     assert reconciler.calls == [], "a standby reconciles nothing"
     assert daemon.readyz().ok and daemon.readyz().why == "ok: standby"
-    elector.leading = True
+    elector.leading, elector.epoch = True, 1  # took the lease
     clock.advance(1)
     daemon.tick()
     assert len(reconciler.calls) == 1 and reconciler.forgotten == [None]
@@ -118,10 +118,21 @@ def test_only_the_leader_reconciles_and_a_change_of_leadership_forgets() -> None
     )
     elector.leading = False
     daemon.tick()
-    assert reconciler.forgotten == [None, None]
     scrape = daemon.observer.exposition()[0].decode()
     assert "autoscaler_leader 0.0" in scrape
     assert 'name="web"' not in scrape, "a standby exports no per-target series"
+    assert reconciler.forgotten == [None], "a loss alone keeps the memory: only a new leadership makes it stale"
+    # The lease taken back while it still named this replica (its renewals failed for a while): the same epoch,
+    # nobody led in between, the memory continues; every target is due at once all the same.
+    elector.leading = True
+    daemon.tick()
+    assert reconciler.forgotten == [None] and len(reconciler.calls) == 2
+    elector.leading = False
+    clock.advance(1)
+    daemon.tick()
+    elector.leading, elector.epoch = True, 2  # taken from another holder: it may have written
+    daemon.tick()
+    assert reconciler.forgotten == [None, None] and len(reconciler.calls) == 3
 
 
 def test_a_loss_and_regain_between_two_ticks_forgets() -> None:
@@ -509,4 +520,4 @@ def test_a_callback_for_a_change_already_seen_changes_nothing() -> None:
         clock.advance(1)
         daemon.tick()
     assert [e["leader"] for e in logs if e["event"] == "leadership_changed"] == [True, False]
-    assert reconciler.forgotten == [None, None]
+    assert reconciler.forgotten == []  # nothing held at the first tick; a loss alone keeps the memory

@@ -7,8 +7,9 @@ from typing import Any
 import pytest
 
 from autoscaler.kube.client import KubeClient
+from autoscaler.kube.errors import Unavailable
 from autoscaler.kube.leader import LeaderElectionConfig, LeaderElectionConfigError, LeaderElector
-from tests.kube.conftest import NS, Setup
+from tests.kube.conftest import NS, Setup, client_for
 from tests.kube.test_cache import eventually
 
 LEASE = f"/apis/coordination.k8s.io/v1/namespaces/{NS}/leases/prometheus-autoscaler"
@@ -49,17 +50,96 @@ def test_acquire_renew_and_the_renew_deadline(kube: KubeClient, setup: Setup) ->
     assert setup.get(LEASE)["spec"]["leaseTransitions"] == 0
 
 
-def test_the_epoch_counts_acquisitions_and_regains_after_the_deadline(kube: KubeClient, setup: Setup) -> None:
-    clock = Mono()
-    a = LeaderElector(kube, config("a"), clock=clock)
+def test_the_epoch_counts_takeovers_not_regains_of_its_own_lease(kube: KubeClient, setup: Setup) -> None:
+    clock_a, clock_b = Mono(), Mono()
+    a = LeaderElector(kube, config("a"), clock=clock_a)
+    b = LeaderElector(kube, config("b"), clock=clock_b)
     assert a.epoch == 0
     assert a.try_acquire_or_renew() and a.epoch == 1
-    clock.advance(5)
+    clock_a.advance(5)
     assert a.try_acquire_or_renew() and a.epoch == 1, "a renew in time is the same leadership"
-    clock.advance(10.5)  # past the renew deadline: not leading for a moment, though nobody else took the lease
+    clock_a.advance(10.5)  # past the renew deadline: not leading for a moment, but the lease still names a
+    assert not a.is_leader()
+    assert a.try_acquire_or_renew() and a.is_leader() and a.epoch == 1, "nobody can have led in between"
+    a.release()  # the lease names nobody: taking it again is a new leadership
     assert a.try_acquire_or_renew() and a.epoch == 2
-    a.release()
-    assert a.try_acquire_or_renew() and a.epoch == 3
+    assert not b.try_acquire_or_renew()  # b sees a's lease, and waits a lease duration on its own clock
+    clock_a.advance(10.5)  # a stops renewing
+    clock_b.advance(15.1)
+    assert b.try_acquire_or_renew() and b.epoch == 1
+    assert not a.try_acquire_or_renew()  # a sees b's lease, and waits in turn; b stops renewing
+    clock_a.advance(15.1)
+    assert a.try_acquire_or_renew() and a.epoch == 3, "taken from another holder: it may have written"
+
+
+class LoseAnswer:
+    """Wraps a client's request_json: the next request of `verb` reaches the server and is applied, then its
+    answer is lost (a read timeout), as a dropped connection after the server's commit would do."""
+
+    def __init__(self, kube: KubeClient) -> None:
+        self.real = kube.request_json
+        self.verb: str | None = None
+        kube.request_json = self  # type: ignore[method-assign]
+
+    def __call__(self, method: Any, *args: Any, context: Any, **kwargs: Any) -> Any:
+        answer = self.real(method, *args, context=context, **kwargs)
+        if context.verb == self.verb:
+            self.verb = None
+            raise Unavailable("read timed out after the server applied the request", context=context)
+        return answer
+
+
+def test_a_takeover_whose_answer_was_lost_is_a_new_epoch(kube: KubeClient, setup: Setup) -> None:
+    """b led between a's loss and a's regain; a's takeover was applied but a never saw the answer, so a's next
+    attempt reads a lease naming a and renews it. That is still a new leadership: b may have written."""
+    clock_a, clock_b = Mono(), Mono()
+    lose = LoseAnswer(kube)
+    other = client_for(setup.url)
+    a = LeaderElector(kube, config("a"), clock=clock_a)
+    b = LeaderElector(other, config("b"), clock=clock_b)
+    try:
+        assert a.try_acquire_or_renew() and a.epoch == 1
+        assert not b.try_acquire_or_renew()
+        clock_a.advance(10.5)  # a's renewals fail
+        clock_b.advance(15.1)
+        assert b.try_acquire_or_renew() and b.is_leader()  # b takes over, and may write
+        assert not a.try_acquire_or_renew()
+        clock_b.advance(10.5)  # b stops renewing
+        clock_a.advance(15.1)
+        lose.verb = "update"
+        with pytest.raises(Unavailable):
+            a.try_acquire_or_renew()  # a's takeover is applied, its answer lost
+        assert setup.get(LEASE)["spec"]["holderIdentity"] == "a" and not a.is_leader()
+        assert a.try_acquire_or_renew() and a.is_leader()  # a plain renew of the lease naming a ...
+        assert a.epoch == 2, "... carrying another acquisition than a's last write: b led in between"
+        clock_a.advance(5)
+        assert a.try_acquire_or_renew() and a.epoch == 2
+    finally:
+        other.close()
+
+
+def test_a_re_created_lease_whose_answer_was_lost_is_a_new_epoch(kube: KubeClient, setup: Setup) -> None:
+    clock_a, clock_b = Mono(), Mono()
+    lose = LoseAnswer(kube)
+    other = client_for(setup.url)
+    a = LeaderElector(kube, config("a"), clock=clock_a)
+    b = LeaderElector(other, config("b"), clock=clock_b)
+    try:
+        assert a.try_acquire_or_renew() and a.epoch == 1
+        created = setup.get(LEASE)["spec"]["acquireTime"]
+        clock_a.advance(10.5)  # a's renewals fail for a while
+        setup.delete(LEASE)  # deleted (an operator, a namespace clean-up): b creates it and leads
+        assert b.try_acquire_or_renew() and b.is_leader()
+        setup.delete(LEASE)
+        lose.verb = "create"
+        with pytest.raises(Unavailable):
+            a.try_acquire_or_renew()  # a creates it again; the answer is lost
+        lease = setup.get(LEASE)["spec"]
+        assert lease["holderIdentity"] == "a" and lease["leaseTransitions"] == 0
+        assert a.try_acquire_or_renew() and a.is_leader()
+        assert a.epoch == 2, ("a new Lease object (uid) is a new leadership", created)
+    finally:
+        other.close()
 
 
 def test_a_contender_waits_a_lease_duration_on_its_own_clock(kube: KubeClient, setup: Setup) -> None:
