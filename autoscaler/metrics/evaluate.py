@@ -104,6 +104,14 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
+def _exact_if_needed(request: MetricRequest, planned: tuple[MetricSource, QueryPlan]) -> tuple[MetricSource, QueryPlan]:
+    """`planned` with its exact query when the request's source needs every sample time for this target."""
+    source, plan = planned
+    if plan.exact is None or not isinstance(source, PrometheusSource) or not source.needs_exact(request, plan):
+        return planned
+    return source, replace(plan, query=plan.exact, exact=None)
+
+
 class MetricsReader:
     """Reads the metrics of many targets in passes. Thread-safe between passes; close it when done."""
 
@@ -172,7 +180,8 @@ class MetricsReader:
         self, request: MetricRequest, memo: dict[Hashable, tuple[MetricSource, QueryPlan] | MetricsError]
     ) -> tuple[MetricSource, QueryPlan] | MetricsError:
         """One request's plan. A built-in source's plan depends only on the metric spec, the binding, the
-        namespace, the time and the sync period (never on the pods), so a pass plans each such key once."""
+        namespace, the time and the sync period (never on the pods), so a pass plans each such key once; the
+        one thing a target's pods choose is the exact form of a lean sample-time query (`needs_exact`)."""
         try:
             source = self._registry.for_request(request)
         except MetricsError as err:
@@ -187,9 +196,9 @@ class MetricsReader:
                 key, known = None, None
             if known is not None:
                 # An error object carries its metric's name: each metric gets its own copy.
-                return (
-                    _copy_error(known).with_context(metric=request.name) if isinstance(known, MetricsError) else known
-                )
+                if isinstance(known, MetricsError):
+                    return _copy_error(known).with_context(metric=request.name)
+                return _exact_if_needed(request, known)
         try:
             planned: tuple[MetricSource, QueryPlan] | MetricsError = (
                 source,
@@ -201,7 +210,9 @@ class MetricsReader:
             planned = (planned[0], self._with_failure(planned[1]))
         if key is not None:
             memo[key] = _copy_error(planned) if isinstance(planned, MetricsError) else planned
-        return planned.with_context(metric=request.name) if isinstance(planned, MetricsError) else planned
+        if isinstance(planned, MetricsError):
+            return planned.with_context(metric=request.name)
+        return _exact_if_needed(request, planned)
 
     def _with_failure(self, plan: QueryPlan) -> QueryPlan:
         """`plan` with the time of its query's last failed attempt to reach the server, when that says more
@@ -212,11 +223,18 @@ class MetricsReader:
         query = plan.query
         with self._failed_lock:
             failed = self._failed.get((query.server, query.promql))
+            if plan.exact is not None:  # the lean form and the exact one are the same question
+                exact = self._failed.get((query.server, plan.exact.promql))
+                failed = exact if failed is None else failed if exact is None else max(failed, exact)
         if failed is None:
             return plan
         asked = query.time.timestamp()
         if failed > asked or asked - failed > plan.staleness_seconds:
             return plan
+        if plan.exact is not None and failed > asked - plan.lean_seconds:
+            # The lean form marks only samples older than lean_seconds; one from before this recent failure
+            # may be younger: every sample time is needed to refuse it.
+            return replace(plan, query=plan.exact, exact=None, failed_at=failed)
         return replace(plan, failed_at=failed)
 
     def _note_failure(self, query: Query, elapsed_seconds: float) -> None:

@@ -150,15 +150,25 @@ def aggregated_selector(query: str, keeps: Sequence[str] = ()) -> str | None:
     return (found.group("selector") or found.group("ranged")).strip()
 
 
-def with_sample_timestamps(value_query: str, freshness_selector: str, by: Sequence[str]) -> str:
+def with_sample_timestamps(
+    value_query: str, freshness_selector: str, by: Sequence[str], *, older_than_seconds: float | None = None
+) -> str:
     """One query answering both the values and, per group, the oldest sample time behind them.
 
     `timestamp()` of a plain selector is the time of each sample (of anything else it is the evaluation
     time), so the freshness side must be a plain selector. Its series carry a marker label, so `or` keeps
     both sides and the caller splits them.
+
+    With `older_than_seconds`, only the samples older than that before the evaluation time are marked (the
+    lean form, `timestamp(...) < time() - N`): a group without a marker has every sample within N seconds of
+    the time asked, and its values read as sampled at the time asked. Prometheus then neither encodes nor
+    sends a marker for the fresh groups, about half of a per-pod answer (docs/metrics.md, "Staleness").
     """
     grouping = ", ".join(by)
+    times = f"timestamp({freshness_selector})"
+    if older_than_seconds is not None:
+        times = f"{times} < time() - {older_than_seconds:g}"
     return (
-        f"({value_query}) or label_replace(min by ({grouping}) (timestamp({freshness_selector})), "
+        f"({value_query}) or label_replace(min by ({grouping}) ({times}), "
         f'"{TIMESTAMP_MARKER}", "{TIMESTAMP_MARKER_VALUE}", "", "")'
     )

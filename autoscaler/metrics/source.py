@@ -25,6 +25,9 @@ class QueryPlan:
     `promql.with_sample_timestamps`), else only Prometheus's lookback bounds a sample's age. `failed_at` is the
     time (seconds since the epoch) of this query's last failed attempt to reach its server, when the reader
     remembers one (`MetricsReader`): a sample older than it is from before an outage, and refused.
+    `exact` is set when `query` is the lean form of the sample-time query (`promql.with_sample_timestamps`
+    with `older_than_seconds` `lean_seconds`: only samples older than that are marked): the query that marks
+    every group, which the reader sends instead when a failure it remembers is more recent than that.
     """
 
     query: Query
@@ -34,6 +37,8 @@ class QueryPlan:
     staleness_seconds: float
     window_seconds: float
     failed_at: float | None = None
+    exact: Query | None = None
+    lean_seconds: float = 0.0
 
 
 @runtime_checkable

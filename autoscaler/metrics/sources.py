@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import ClassVar
 
 from autoscaler.core.types import (
@@ -51,6 +51,9 @@ from autoscaler.metrics.source import QueryPlan
 from autoscaler.spec.prometheus import PrometheusBinding
 
 DEFAULT_WINDOW_SECONDS = 60.0  # metricServerDefaultMetricWindow in the HPA's metrics client
+# A per-pod query marks only the samples older than this before the time asked (the lean form of
+# `promql.with_sample_timestamps`); the values of the other pods read as sampled at the time asked.
+LEAN_SAMPLE_TIMES_SECONDS = 60.0
 _NO_BINDING = PrometheusBinding()
 
 
@@ -63,6 +66,8 @@ class PrometheusSource:
 
     name: ClassVar[str] = ""
     metric_types: ClassVar[tuple[MetricSourceType, ...]] = ()
+    # Whether the query may mark only the samples older than LEAN_SAMPLE_TIMES_SECONDS (see `plan`).
+    lean_sample_times: ClassVar[bool] = False
 
     # ---- planning -------------------------------------------------------------------------------------
 
@@ -105,6 +110,14 @@ class PrometheusSource:
         final = promql.with_sample_timestamps(query_text, fresh, grouping) if fresh is not None else query_text
         context = request.context
         staleness = binding.staleness_seconds or settings.staleness_budget_seconds(context.sync_period_seconds)
+        exact: Query | None = None
+        lean = 0.0
+        if fresh is not None and self.lean_sample_times and staleness >= LEAN_SAMPLE_TIMES_SECONDS:
+            # Only samples older than LEAN_SAMPLE_TIMES_SECONDS are marked: every sample the staleness budget
+            # refuses still is; the reader sends `exact` when a failure it remembers is more recent, and
+            # `needs_exact` picks it for a target whose pods' sample times the decision reads.
+            exact, lean = Query(server=server, promql=final, time=context.now), LEAN_SAMPLE_TIMES_SECONDS
+            final = promql.with_sample_timestamps(query_text, fresh, grouping, older_than_seconds=lean)
         return QueryPlan(
             query=Query(server=server, promql=final, time=context.now),
             result_type=binding.result_type,
@@ -112,7 +125,14 @@ class PrometheusSource:
             has_timestamps=fresh is not None,
             staleness_seconds=staleness,
             window_seconds=window,
+            exact=exact,
+            lean_seconds=lean,
         )
+
+    def needs_exact(self, request: MetricRequest, plan: QueryPlan) -> bool:
+        """Whether this request needs every sample time (`plan.exact`) rather than those older than
+        `plan.lean_seconds`: only when something it decides reads a fresh sample's own time."""
+        return False
 
     def grouping(self, binding: PrometheusBinding) -> tuple[str, ...]:
         """The labels one value is keyed by; `${by}` in templates."""
@@ -191,6 +211,9 @@ class PrometheusSource:
 
 class _PerPodSource(PrometheusSource):
     """Resource, ContainerResource and Pods: one query per namespace, split by pod here."""
+
+    # A fresh pod's sample time drops nothing (docs/metrics.md, "Staleness"): only older ones are asked for.
+    lean_sample_times = True
 
     def grouping(self, binding: PrometheusBinding) -> tuple[str, ...]:
         return (binding.namespace_label, binding.pod_label)
@@ -278,6 +301,16 @@ class ResourceSource(_PerPodSource):
 
     name = "prometheus-resource"
     metric_types = (MetricSourceType.RESOURCE,)
+
+    def needs_exact(self, request: MetricRequest, plan: QueryPlan) -> bool:
+        """CPU: the HPA leaves out a pod in its initialization period whose sample is older than its last
+        readiness change plus the metric window (`core.calculator.group_pods`). A sample read as taken at the
+        time asked, T, was taken in [T - lean, T]; that test gives the same answer for both times unless the
+        change came after T - lean - window. So a target with such a pod gets every sample time."""
+        if plan.exact is None or request.spec.resource_name != "cpu":
+            return False
+        since = request.context.now - timedelta(seconds=plan.lean_seconds + plan.window_seconds)
+        return any(pod.ready_transition is not None and pod.ready_transition > since for pod in request.context.pods)
 
     def grouping(self, binding: PrometheusBinding) -> tuple[str, ...]:
         return (binding.namespace_label, binding.pod_label, binding.container_label)

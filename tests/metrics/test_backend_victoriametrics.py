@@ -79,9 +79,9 @@ def _series(t: datetime) -> list[remote_write.TimeSeries]:
         _counter({"__name__": CPU, "pod": "web-2", "container": ""}, t, 0.6),  # the pod-level cgroup
         _counter({"__name__": CPU, "pod": "other-1", "container": "app"}, t, 1.0),  # not a target pod
         _gauge({"__name__": MEMORY, "pod": "web-1", "container": "app"}, t, 104857600, 5),
-        _gauge({"__name__": MEMORY, "pod": "web-2", "container": "app"}, t, 52428800.5, 5),
+        _gauge({"__name__": MEMORY, "pod": "web-2", "container": "app"}, t, 52428800.5, 75),
         _gauge({"__name__": "backend_requests_per_second", "pod": "web-1"}, t, 12.5, 10),
-        _gauge({"__name__": "backend_requests_per_second", "pod": "web-2"}, t, 7.25, 10),
+        _gauge({"__name__": "backend_requests_per_second", "pod": "web-2"}, t, 7.25, 70),
         _counter({"__name__": "backend_requests_total", "pod": "web-1", "code": "200"}, t, 3),
         _counter({"__name__": "backend_requests_total", "pod": "web-1", "code": "500"}, t, 1),
         _counter({"__name__": "backend_requests_total", "pod": "web-2", "code": "200"}, t, 2),
@@ -158,19 +158,18 @@ READINGS: list[Any] = [
         None,
         lambda t: ResourceReading(
             pods=(
-                PodUsage("web-1", _ago(t, 5), 60.0, (ContainerUsage("app", {"memory": 104857600000}),)),
-                PodUsage("web-2", _ago(t, 5), 60.0, (ContainerUsage("app", {"memory": 52428800500}),)),
+                # 5 s old: within the lean query's minute, read as sampled at the time asked
+                PodUsage("web-1", t, 60.0, (ContainerUsage("app", {"memory": 104857600000}),)),
+                PodUsage("web-2", _ago(t, 75), 60.0, (ContainerUsage("app", {"memory": 52428800500}),)),
             )
         ),
-        id="Resource memory: bytes in milli-units, the sample's own time",
+        id="Resource memory: bytes in milli-units, the sample's own time when older than a minute",
     ),
     pytest.param(
         spec(PODS, AV, metric="backend_requests_per_second"),
         (pod("web-1"), pod("web-2")),
         None,
-        lambda t: PodsReading(
-            (PodValue("web-1", 12500, _ago(t, 10), 60.0), PodValue("web-2", 7250, _ago(t, 10), 60.0))
-        ),
+        lambda t: PodsReading((PodValue("web-1", 12500, t, 60.0), PodValue("web-2", 7250, _ago(t, 70), 60.0))),
         id="Pods: default template",
     ),
     pytest.param(

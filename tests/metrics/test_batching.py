@@ -95,8 +95,9 @@ def test_one_query_per_namespace_per_template(
             names = [f"t{target}-{r}" for r in range(PODS_PER_TARGET)]
             if index % 3 == 0:
                 assert isinstance(outcome, ResourceReading)
+                # Sampled at t, asked at now (within a minute): read as sampled at the time asked.
                 expected = tuple(
-                    PodUsage(n, t, 60.0, (ContainerUsage("app", {"cpu": round((target + 1) * 100 + r * 10)}),))
+                    PodUsage(n, now, 60.0, (ContainerUsage("app", {"cpu": round((target + 1) * 100 + r * 10)}),))
                     for r, n in enumerate(names)
                 )
                 assert outcome == ResourceReading(expected)
@@ -104,7 +105,7 @@ def test_one_query_per_namespace_per_template(
             elif index % 3 == 1:
                 assert isinstance(outcome, PodsReading) and outcome.columns() is not None
                 assert outcome == PodsReading(
-                    tuple(PodValue(n, (target * 10 + r) * 1000, t, 60.0) for r, n in enumerate(names))
+                    tuple(PodValue(n, (target * 10 + r) * 1000, now, 60.0) for r, n in enumerate(names))
                 )
             else:
                 assert outcome == ExternalReading((99000,), t)
@@ -179,12 +180,22 @@ def test_plan_sends_nothing(proxy: Proxy, make_reader: Callable[..., MetricsRead
     assert len({p.query for p in plans if not isinstance(p, Exception)}) == 7
     cpu = plans[0]
     assert not isinstance(cpu, Exception)
+    # The lean form: only samples older than a minute are marked (docs/metrics.md, "Staleness") ...
     assert cpu.query.promql == (
+        '(sum by (namespace, pod, container) (rate(container_cpu_usage_seconds_total{namespace="batch-a", '
+        'container!="", container!="POD"}[60s]))) or label_replace(min by (namespace, pod, container) '
+        '(timestamp(container_cpu_usage_seconds_total{namespace="batch-a", container!="", container!="POD"}) '
+        '< time() - 60), "autoscaler_sample", "timestamp", "", "")'
+    )
+    # ... and the exact one, every sample marked, for when a target or a recent failure needs every time.
+    assert cpu.exact is not None and cpu.exact.promql == (
         '(sum by (namespace, pod, container) (rate(container_cpu_usage_seconds_total{namespace="batch-a", '
         'container!="", container!="POD"}[60s]))) or label_replace(min by (namespace, pod, container) '
         '(timestamp(container_cpu_usage_seconds_total{namespace="batch-a", container!="", container!="POD"})), '
         '"autoscaler_sample", "timestamp", "", "")'
     )
+    external = plans[2]
+    assert not isinstance(external, Exception) and external.exact is None  # one series: nothing to save
     assert proxy.requests == []
 
 
