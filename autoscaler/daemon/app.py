@@ -301,7 +301,9 @@ class Daemon:
         moved = (self._was_leader is not None and leading != self._was_leader) or (
             self._epoch is not None and epoch != self._epoch
         )
-        changed = moved or (hinted and self._was_leader is None)
+        # The first tick: a replica that starts leading says so, even when the elector's callback comes later.
+        first = self._was_leader is None and self.elector is not None
+        changed = moved or (first and (hinted or leading))
         # What the reconciler holds in memory is stale only if another replica may have led since: a new epoch. A
         # lease lost and taken back while it still named this replica (renewals that failed for a while) is the
         # same epoch: nobody led in between, and the memory continues the windows where a restore from the stored

@@ -258,7 +258,7 @@ class Reconciler:
         return offset
 
     def forget(self, key: TargetKey | None = None) -> None:
-        """Drop the in-memory state of one target or all (leadership change): read from storage when next seen."""
+        """Drop the in-memory state of one target or all (a new leadership epoch): read from storage when next seen."""
         if key is None:
             self._memory.clear()
             self._selectors.clear()

@@ -33,6 +33,7 @@ log = structlog.get_logger(__name__)
 
 # client-go's JitterFactor: a contender waits retry_period * (1 + U(0, 1.2)) between tries.
 JITTER_FACTOR = 1.2
+MIN_RETRY_SECONDS = 0.1  # the shortest wait between two attempts of a leader whose renewals fail
 
 
 class LeaderElectionConfigError(ValueError):
@@ -344,19 +345,23 @@ class LeaderElector:
                 except KubeError as err:
                     log.warning("leader_renew_failed", lease=self.config.name, error=str(err))
                 self._notify()
-                period = self.config.retry_period_seconds
-                if not self.is_leader():
-                    period *= 1 + random.uniform(0, JITTER_FACTOR)
-                else:
-                    # Never sleep past the fence: renew before the deadline can pass.
-                    until = self.leader_until()
-                    if until is not None:
-                        period = min(period, max(0.0, until - self._clock()) / 2)
-                stop.wait(period)
+                stop.wait(self.next_wait())
         finally:
             if release_on_stop:
                 self.release()
             self._notify()
+
+    def next_wait(self) -> float:
+        """How long `run` waits before its next attempt: the retry period (with jitter while not leading), and
+        while leading at most half the time left before the fence closes, so a renew comes before the deadline can
+        pass; renewals that keep failing near it are still spaced (at most ten a second), not halved towards zero."""
+        period = self.config.retry_period_seconds
+        if not self.is_leader():
+            return period * (1 + random.uniform(0, JITTER_FACTOR))
+        until = self.leader_until()
+        if until is None:
+            return period
+        return max(min(period, max(0.0, until - self._clock()) / 2), min(period, MIN_RETRY_SECONDS))
 
     def start(self) -> None:
         """Run the loop on a daemon thread."""

@@ -521,3 +521,22 @@ def test_a_callback_for_a_change_already_seen_changes_nothing() -> None:
         daemon.tick()
     assert [e["leader"] for e in logs if e["event"] == "leadership_changed"] == [True, False]
     assert reconciler.forgotten == []  # nothing held at the first tick; a loss alone keeps the memory
+
+
+def test_a_replica_leading_at_its_first_tick_says_so_once() -> None:
+    """The first tick can see the lease held before the elector's callback comes: it logs the leadership all
+    the same, and the late callback adds nothing. A replica that starts as a standby logs nothing."""
+    for leading, expected in ((True, [True]), (False, [])):
+        clock = FakeClock(T0)
+        elector = FakeElector()
+        elector.leading, elector.epoch = leading, int(leading)
+        changed = threading.Event()
+        daemon = _daemon(
+            StaticSource([target("web")]), FakeReconciler(), clock, elector=elector, leadership_changed=changed
+        )
+        with capture_logs() as logs:
+            daemon.tick()
+            changed.set()  # the callback, after the first tick
+            clock.advance(1)
+            daemon.tick()
+        assert [e["leader"] for e in logs if e["event"] == "leadership_changed"] == expected

@@ -142,6 +142,22 @@ def test_a_re_created_lease_whose_answer_was_lost_is_a_new_epoch(kube: KubeClien
         other.close()
 
 
+def test_the_wait_before_the_next_attempt(kube: KubeClient, setup: Setup) -> None:
+    """Leading: the retry period (2 s), then at most half the time left before the fence (10 s renew deadline)
+    closes, but never under 0.1 s however close it is; not leading: the period with up to 120 % jitter."""
+    clock = Mono()
+    a = LeaderElector(kube, config("a"), clock=clock)
+    assert 2.0 <= a.next_wait() <= 2.0 * 2.2
+    assert a.try_acquire_or_renew()
+    assert a.next_wait() == 2.0
+    clock.advance(7)  # 3 s left
+    assert a.next_wait() == 1.5
+    clock.advance(2.9)  # 0.1 s left: renewals failing since
+    assert a.next_wait() == 0.1
+    clock.advance(0.09)
+    assert a.next_wait() == 0.1, "spaced, not halved towards zero"
+
+
 def test_a_contender_waits_a_lease_duration_on_its_own_clock(kube: KubeClient, setup: Setup) -> None:
     clock_a, clock_b = Mono(), Mono()
     a = LeaderElector(kube, config("a"), clock=clock_a)
