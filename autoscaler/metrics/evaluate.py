@@ -112,6 +112,26 @@ def _exact_if_needed(request: MetricRequest, planned: tuple[MetricSource, QueryP
     return source, replace(plan, query=plan.exact, exact=None)
 
 
+def _one_form_per_question(
+    planned: list[tuple[MetricSource, QueryPlan] | MetricsError],
+) -> list[tuple[MetricSource, QueryPlan] | MetricsError]:
+    """Where some target of a namespace needs the exact form of a lean query, every target asking that question
+    gets it: one request per namespace and template, as with one form (the exact answer serves the lean)."""
+    exact = {
+        item[1].query
+        for item in planned
+        if not isinstance(item, MetricsError) and item[1].exact is None and item[1].lean_seconds > 0
+    }
+    if not exact:
+        return planned
+    out: list[tuple[MetricSource, QueryPlan] | MetricsError] = []
+    for item in planned:
+        if not isinstance(item, MetricsError) and item[1].exact is not None and item[1].exact in exact:
+            item = (item[0], replace(item[1], query=item[1].exact, exact=None))
+        out.append(item)
+    return out
+
+
 class MetricsReader:
     """Reads the metrics of many targets in passes. Thread-safe between passes; close it when done."""
 
@@ -260,7 +280,7 @@ class MetricsReader:
     def _read(self, requests: Sequence[MetricRequest]) -> PassResult:
         started = self._monotonic()
         memo: dict[Hashable, tuple[MetricSource, QueryPlan] | MetricsError] = {}
-        planned = [self._plan_one(request, memo) for request in requests]
+        planned = _one_form_per_question([self._plan_one(request, memo) for request in requests])
         del memo
         budgets: dict[Query, float] = {}
         for request, item in zip(requests, planned, strict=True):

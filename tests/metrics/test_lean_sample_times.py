@@ -171,6 +171,13 @@ def test_a_cpu_pod_ready_within_the_minute_and_a_window_gets_its_own_sample_time
         exact = {p: m._replace(timestamp=own) for p, m in metrics.items()}
         assert group_pods(pods, exact, "cpu", settings=settings, now=base_time)[1] == unready, label
         assert ready_count == len(pods) - len(unready)
+    # Both targets in one pass: one question per namespace and template, so both get the exact form.
+    proxy.clear()
+    both = reader.read([request(metric, context("lean-cpu", base_time, *pods)) for pods, _, _ in cases.values()])
+    assert _marked(proxy, name) == [False]
+    settled = both.outcomes[1]
+    assert isinstance(settled, ResourceReading)
+    assert {usage.timestamp for usage in settled.pods} == {base_time - timedelta(seconds=40)}
 
 
 def _pod_metric(usage: PodUsage) -> PodMetric:
