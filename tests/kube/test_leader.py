@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -89,15 +91,30 @@ class LoseAnswer:
         return answer
 
 
-def test_a_takeover_whose_answer_was_lost_is_a_new_epoch(kube: KubeClient, setup: Setup) -> None:
-    """b led between a's loss and a's regain; a's takeover was applied but a never saw the answer, so a's next
-    attempt reads a lease naming a and renews it. That is still a new leadership: b may have written."""
+@contextmanager
+def two_contenders(
+    kube: KubeClient, setup: Setup
+) -> Iterator[tuple[LeaderElector, LeaderElector, Mono, Mono, LoseAnswer]]:
+    """a (whose answers `LoseAnswer` can drop) and b on a client of its own, each on its own clock."""
     clock_a, clock_b = Mono(), Mono()
     lose = LoseAnswer(kube)
     other = client_for(setup.url)
-    a = LeaderElector(kube, config("a"), clock=clock_a)
-    b = LeaderElector(other, config("b"), clock=clock_b)
     try:
+        yield (
+            LeaderElector(kube, config("a"), clock=clock_a),
+            LeaderElector(other, config("b"), clock=clock_b),
+            clock_a,
+            clock_b,
+            lose,
+        )
+    finally:
+        other.close()
+
+
+def test_a_takeover_whose_answer_was_lost_is_a_new_epoch(kube: KubeClient, setup: Setup) -> None:
+    """b led between a's loss and a's regain; a's takeover was applied but a never saw the answer, so a's next
+    attempt reads a lease naming a and renews it. That is still a new leadership: b may have written."""
+    with two_contenders(kube, setup) as (a, b, clock_a, clock_b, lose):
         assert a.try_acquire_or_renew() and a.epoch == 1
         assert not b.try_acquire_or_renew()
         clock_a.advance(10.5)  # a's renewals fail
@@ -114,17 +131,10 @@ def test_a_takeover_whose_answer_was_lost_is_a_new_epoch(kube: KubeClient, setup
         assert a.epoch == 2, "... carrying another acquisition than a's last write: b led in between"
         clock_a.advance(5)
         assert a.try_acquire_or_renew() and a.epoch == 2
-    finally:
-        other.close()
 
 
 def test_a_re_created_lease_whose_answer_was_lost_is_a_new_epoch(kube: KubeClient, setup: Setup) -> None:
-    clock_a, clock_b = Mono(), Mono()
-    lose = LoseAnswer(kube)
-    other = client_for(setup.url)
-    a = LeaderElector(kube, config("a"), clock=clock_a)
-    b = LeaderElector(other, config("b"), clock=clock_b)
-    try:
+    with two_contenders(kube, setup) as (a, b, clock_a, _, lose):
         assert a.try_acquire_or_renew() and a.epoch == 1
         created = setup.get(LEASE)["spec"]["acquireTime"]
         clock_a.advance(10.5)  # a's renewals fail for a while
@@ -138,8 +148,6 @@ def test_a_re_created_lease_whose_answer_was_lost_is_a_new_epoch(kube: KubeClien
         assert lease["holderIdentity"] == "a" and lease["leaseTransitions"] == 0
         assert a.try_acquire_or_renew() and a.is_leader()
         assert a.epoch == 2, ("a new Lease object (uid) is a new leadership", created)
-    finally:
-        other.close()
 
 
 def test_the_wait_before_the_next_attempt(kube: KubeClient, setup: Setup) -> None:

@@ -27,18 +27,19 @@ def _marked(proxy: Proxy, name: str) -> list[bool]:
     return [LEAN in q for q in proxy.queries() if name in q]
 
 
+def _sampled(push: Push, name: str, at: datetime, pods: dict[str, tuple[int, float]]) -> None:
+    """One gauge `name` per pod of namespace `lean`, sampled once `seconds` before `at`: {pod: (seconds, value)}."""
+    series: list[object] = []
+    for one, (seconds, value) in pods.items():
+        series += [{"__name__": name, "namespace": "lean", "pod": one}, [(at - timedelta(seconds=seconds), value)]]
+    push(*series)
+
+
 def test_fresh_samples_are_not_marked_old_ones_are(
     proxy: Proxy, make_reader: Reader, push: Push, base_time: datetime
 ) -> None:
     name = "lean_pods"
-    push(
-        {"__name__": name, "namespace": "lean", "pod": "fresh"},
-        [(base_time - timedelta(seconds=20), 4)],
-        {"__name__": name, "namespace": "lean", "pod": "older"},
-        [(base_time - timedelta(seconds=75), 6)],
-        {"__name__": name, "namespace": "lean", "pod": "stale"},
-        [(base_time - timedelta(seconds=100), 9)],
-    )
+    _sampled(push, name, base_time, {"fresh": (20, 4), "older": (75, 6), "stale": (100, 9)})
     reader = make_reader(proxy.url)  # budget: 2 x 15 s + 60 s = 90 s
     ctx = context("lean", base_time, pod("fresh"), pod("older"), pod("stale"))
     reading = reader.read_one(request(spec(PODS, metric=name), ctx))
@@ -56,12 +57,7 @@ def test_a_budget_under_a_minute_asks_for_every_sample_time(
     proxy: Proxy, make_reader: Reader, push: Push, base_time: datetime
 ) -> None:
     name = "lean_short_budget"
-    push(
-        {"__name__": name, "namespace": "lean", "pod": "a"},
-        [(base_time - timedelta(seconds=5), 1)],
-        {"__name__": name, "namespace": "lean", "pod": "b"},
-        [(base_time - timedelta(seconds=40), 2)],
-    )
+    _sampled(push, name, base_time, {"a": (5, 1), "b": (40, 2)})
     reader = make_reader(proxy.url, settings={"stalenessSeconds": 30})
     reading = reader.read_one(request(spec(PODS, metric=name), context("lean", base_time, pod("a"), pod("b"))))
     assert reading == PodsReading((PodValue("a", 1000, base_time - timedelta(seconds=5), 60.0),))  # b: 40 s > 30 s
@@ -75,14 +71,7 @@ def test_a_failure_within_the_minute_asks_for_every_sample_time(
     The exact form is sent, and the pod is refused; a failure 80 s ago (budget 120 s) keeps the lean form, and
     the pod sampled 90 s ago, before it, is still refused (marked: older than a minute)."""
     name = "lean_outage"
-    push(
-        {"__name__": name, "namespace": "lean", "pod": "after"},
-        [(base_time - timedelta(seconds=5), 4)],
-        {"__name__": name, "namespace": "lean", "pod": "before"},
-        [(base_time - timedelta(seconds=40), 9)],
-        {"__name__": name, "namespace": "lean", "pod": "long-before"},
-        [(base_time - timedelta(seconds=90), 7)],
-    )
+    _sampled(push, name, base_time, {"after": (5, 4), "before": (40, 9), "long-before": (90, 7)})
     metric = spec(PODS, metric=name)
     pods = (pod("after"), pod("before"), pod("long-before"))
     for failed_ago, lean, kept in (
@@ -110,12 +99,7 @@ def test_a_failure_of_the_exact_form_counts_for_the_lean_one(
     again at T - 100 (exact, since the first failure was within its minute); at T the budget (120 s) forgets
     the first, the second still refuses a pod sampled at T - 110."""
     name = "lean_two_outages"
-    push(
-        {"__name__": name, "namespace": "lean", "pod": "after"},
-        [(base_time - timedelta(seconds=5), 4)],
-        {"__name__": name, "namespace": "lean", "pod": "before"},
-        [(base_time - timedelta(seconds=110), 9)],
-    )
+    _sampled(push, name, base_time, {"after": (5, 4), "before": (110, 9)})
     metric = spec(PODS, metric=name)
     pods = (pod("after"), pod("before"))
     reader = make_reader(proxy.url, settings={"stalenessSeconds": 120})
