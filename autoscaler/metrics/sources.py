@@ -112,12 +112,16 @@ class PrometheusSource:
         staleness = binding.staleness_seconds or settings.staleness_budget_seconds(context.sync_period_seconds)
         exact: Query | None = None
         lean = 0.0
-        if fresh is not None and self.lean_sample_times and staleness >= LEAN_SAMPLE_TIMES_SECONDS:
+        if fresh is not None and self.lean_sample_times:
             # Only samples older than LEAN_SAMPLE_TIMES_SECONDS are marked: every sample the staleness budget
             # refuses still is; the reader sends `exact` when a failure it remembers is more recent, and
-            # `needs_exact` picks it for a target whose pods' sample times the decision reads.
-            exact, lean = Query(server=server, promql=final, time=context.now), LEAN_SAMPLE_TIMES_SECONDS
-            final = promql.with_sample_timestamps(query_text, fresh, grouping, older_than_seconds=lean)
+            # `needs_exact` picks it for a target whose pods' sample times the decision reads. A budget under
+            # that gets the exact form at once (`lean_seconds` still set: the reader then gives the exact form
+            # to every target asking the same question, so the namespace is still asked once).
+            lean = LEAN_SAMPLE_TIMES_SECONDS
+            if staleness >= lean:
+                exact = Query(server=server, promql=final, time=context.now)
+                final = promql.with_sample_timestamps(query_text, fresh, grouping, older_than_seconds=lean)
         return QueryPlan(
             query=Query(server=server, promql=final, time=context.now),
             result_type=binding.result_type,

@@ -62,6 +62,22 @@ def test_a_budget_under_a_minute_asks_for_every_sample_time(
     reading = reader.read_one(request(spec(PODS, metric=name), context("lean", base_time, pod("a"), pod("b"))))
     assert reading == PodsReading((PodValue("a", 1000, base_time - timedelta(seconds=5), 60.0),))  # b: 40 s > 30 s
     assert _marked(proxy, name) == [False]
+    # A target with the usual budget in the same namespace, in the same pass: the same question, asked once.
+    proxy.clear()
+    pods = context("lean", base_time, pod("a"), pod("b"))
+    usual, short = (
+        request(spec(PODS, metric=name), pods),
+        request(spec(PODS, metric=name), pods, {"stalenessSeconds": 30}),
+    )
+    outcomes = make_reader(proxy.url).read([usual, short]).outcomes
+    assert _marked(proxy, name) == [False]
+    assert outcomes[0] == PodsReading(
+        (
+            PodValue("a", 1000, base_time - timedelta(seconds=5), 60.0),
+            PodValue("b", 2000, base_time - timedelta(seconds=40), 60.0),
+        )
+    )
+    assert outcomes[1] == reading
 
 
 def test_a_failure_within_the_minute_asks_for_every_sample_time(
