@@ -74,11 +74,15 @@ class MetricRequest:
 
 @dataclass(frozen=True, slots=True)
 class Query:
-    """One instant query: the de-duplication key of a pass (same server, PromQL and time: sent once)."""
+    """One instant query: the de-duplication key of a pass (same server, PromQL and time: sent once).
+
+    `remembered_as` is the text the reader's failure memory keys this question by when `promql` changes from
+    pass to pass (the lean sample-time form carries the time asked): the same in every pass, never compared."""
 
     server: str
     promql: str
     time: datetime
+    remembered_as: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -242,10 +242,7 @@ class MetricsReader:
             return plan
         query = plan.query
         with self._failed_lock:
-            failed = self._failed.get((query.server, query.promql))
-            if plan.exact is not None:  # the lean form and the exact one are the same question
-                exact = self._failed.get((query.server, plan.exact.promql))
-                failed = exact if failed is None else failed if exact is None else max(failed, exact)
+            failed = self._failed.get((query.server, query.remembered_as or query.promql))
         if failed is None:
             return plan
         asked = query.time.timestamp()
@@ -262,7 +259,7 @@ class MetricsReader:
         older than any staleness budget can be (a day)."""
         at = query.time.timestamp() + elapsed_seconds
         with self._failed_lock:
-            key = (query.server, query.promql)
+            key = (query.server, query.remembered_as or query.promql)  # the lean form: as its exact form
             self._failed[key] = max(at, self._failed.get(key, at))
             if len(self._failed) > _FAILED_QUERIES_PRUNE_AT:
                 for old in [k for k, when in self._failed.items() if at - when > _FAILED_FORGET_SECONDS]:

@@ -151,7 +151,7 @@ def aggregated_selector(query: str, keeps: Sequence[str] = ()) -> str | None:
 
 
 def with_sample_timestamps(
-    value_query: str, freshness_selector: str, by: Sequence[str], *, older_than_seconds: float | None = None
+    value_query: str, freshness_selector: str, by: Sequence[str], *, marked_before: float | None = None
 ) -> str:
     """One query answering both the values and, per group, the oldest sample time behind them.
 
@@ -159,15 +159,17 @@ def with_sample_timestamps(
     time), so the freshness side must be a plain selector. Its series carry a marker label, so `or` keeps
     both sides and the caller splits them.
 
-    With `older_than_seconds`, only the samples older than that before the evaluation time are marked (the
-    lean form, `timestamp(...) < time() - N`): a group without a marker has every sample within N seconds of
-    the time asked, and its values read as sampled at the time asked. Prometheus then neither encodes nor
-    sends a marker for the fresh groups, about half of a per-pod answer (docs/metrics.md, "Staleness").
+    With `marked_before` (seconds since the epoch), only the samples older than that are marked (the lean
+    form, `timestamp(...) < T`): a group without a marker has every sample at or after it, and its values read
+    as sampled at the time asked. Prometheus then neither encodes nor sends a marker for the fresh groups,
+    about half of a per-pod answer (docs/metrics.md, "Staleness"). The bound is a number, not `time() - N`:
+    VictoriaMetrics evaluates a query asked near the present at the present minus `-search.latencyOffset`
+    (30 s by default), so its `time()` is not the time asked.
     """
     grouping = ", ".join(by)
     times = f"timestamp({freshness_selector})"
-    if older_than_seconds is not None:
-        times = f"{times} < time() - {older_than_seconds:g}"
+    if marked_before is not None:
+        times = f"{times} < {marked_before:.3f}"
     return (
         f"({value_query}) or label_replace(min by ({grouping}) ({times}), "
         f'"{TIMESTAMP_MARKER}", "{TIMESTAMP_MARKER_VALUE}", "", "")'

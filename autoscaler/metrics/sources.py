@@ -110,7 +110,6 @@ class PrometheusSource:
         final = promql.with_sample_timestamps(query_text, fresh, grouping) if fresh is not None else query_text
         context = request.context
         staleness = binding.staleness_seconds or settings.staleness_budget_seconds(context.sync_period_seconds)
-        exact: Query | None = None
         lean = 0.0
         if fresh is not None and self.lean_sample_times:
             # Only samples older than LEAN_SAMPLE_TIMES_SECONDS are marked: every sample the staleness budget
@@ -121,7 +120,19 @@ class PrometheusSource:
             lean = LEAN_SAMPLE_TIMES_SECONDS
             if staleness >= lean:
                 exact = Query(server=server, promql=final, time=context.now)
-                final = promql.with_sample_timestamps(query_text, fresh, grouping, older_than_seconds=lean)
+                # The time asked as the client sends it (to the millisecond), minus the lean window.
+                before = round(context.now.timestamp(), 3) - lean
+                lean_text = promql.with_sample_timestamps(query_text, fresh, grouping, marked_before=before)
+                return QueryPlan(
+                    query=Query(server=server, promql=lean_text, time=context.now, remembered_as=final),
+                    result_type=binding.result_type,
+                    grouping=grouping,
+                    has_timestamps=True,
+                    staleness_seconds=staleness,
+                    window_seconds=window,
+                    exact=exact,
+                    lean_seconds=lean,
+                )
         return QueryPlan(
             query=Query(server=server, promql=final, time=context.now),
             result_type=binding.result_type,
@@ -129,7 +140,6 @@ class PrometheusSource:
             has_timestamps=fresh is not None,
             staleness_seconds=staleness,
             window_seconds=window,
-            exact=exact,
             lean_seconds=lean,
         )
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Any
 
@@ -30,6 +30,8 @@ from autoscaler.core.types import (
     ResourceReading,
 )
 from autoscaler.metrics import MetricsError, MetricsReader, NoDataError, PermanentError, StaleDataError
+from autoscaler.metrics.registry import SourceRegistry
+from autoscaler.metrics.settings import MetricsSettings
 from tests.metrics import remote_write, victoriametrics
 from tests.metrics.helpers import context, pod, request, spec
 
@@ -295,3 +297,40 @@ def test_nan_with_empty_as_zero(reader: MetricsReader, backend: Backend) -> None
         assert isinstance(got, NoDataError) and got.reason == "nan"
     else:
         assert got == ExternalReading((0,), backend.t)
+
+
+def test_near_the_present_a_default_server_refuses_what_the_budget_refuses(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """A VictoriaMetrics with its default flags evaluates a query asked within `-search.latencyOffset` (30 s) of
+    the present at the present minus that offset, and stamps the answer with the time asked: its `time()` is not
+    the time asked. The lean sample-time query's bound is therefore a number (the time asked minus a minute): a
+    pod last sampled 75 s ago is marked and refused by a 60 s budget, as the exact form refuses it (with
+    `time() - 60` it was left unmarked and read as current)."""
+    binary = victoriametrics.find_binary()
+    if binary is None:
+        pytest.fail("no victoria-metrics binary: run scripts/install-victoria-metrics.sh (make deps)", pytrace=False)
+    server = victoriametrics.start(binary, tmp_path_factory.mktemp("vm-defaults"), server_defaults=True)
+    try:
+        asked = datetime.now(UTC).replace(microsecond=0)
+        name = "backend_near_now"
+        last = {"fresh": 10, "mid": 75}  # seconds before the time asked of each pod's last sample
+        server.push(
+            remote_write.TimeSeries(
+                {"__name__": name, "namespace": NS, "pod": one},
+                [((asked - timedelta(seconds=age + 15 * i)).timestamp(), 5.0) for i in range(6)],
+            )
+            for one, age in last.items()
+        )
+        reader = MetricsReader(
+            MetricsSettings.model_validate({"servers": {"main": {"url": server.url}}, "stalenessSeconds": 60}),
+            registry=SourceRegistry.builtin(),
+        )
+        with reader:
+            reading = reader.read_one(
+                request(spec(PODS, AV, metric=name), context(NS, asked, pod("fresh"), pod("mid")))
+            )
+        assert isinstance(reading, PodsReading)
+        assert [item.pod for item in reading.items] == ["fresh"]
+    finally:
+        server.stop()

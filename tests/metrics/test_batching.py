@@ -185,8 +185,10 @@ def test_plan_sends_nothing(proxy: Proxy, make_reader: Callable[..., MetricsRead
         '(sum by (namespace, pod, container) (rate(container_cpu_usage_seconds_total{namespace="batch-a", '
         'container!="", container!="POD"}[60s]))) or label_replace(min by (namespace, pod, container) '
         '(timestamp(container_cpu_usage_seconds_total{namespace="batch-a", container!="", container!="POD"}) '
-        '< time() - 60), "autoscaler_sample", "timestamp", "", "")'
+        f'< {base_time.timestamp() - 60:.3f}), "autoscaler_sample", "timestamp", "", "")'
     )
+    # The bound is the time asked minus the minute, a number: not `time()`, which a server may evaluate
+    # elsewhere (VictoriaMetrics near the present). The failure memory keys it by the exact form.
     # ... and the exact one, every sample marked, for when a target or a recent failure needs every time.
     assert cpu.exact is not None and cpu.exact.promql == (
         '(sum by (namespace, pod, container) (rate(container_cpu_usage_seconds_total{namespace="batch-a", '
@@ -194,6 +196,7 @@ def test_plan_sends_nothing(proxy: Proxy, make_reader: Callable[..., MetricsRead
         '(timestamp(container_cpu_usage_seconds_total{namespace="batch-a", container!="", container!="POD"})), '
         '"autoscaler_sample", "timestamp", "", "")'
     )
+    assert cpu.query.remembered_as == cpu.exact.promql
     external = plans[2]
     assert not isinstance(external, Exception) and external.exact is None  # one series: nothing to save
     assert proxy.requests == []

@@ -5,6 +5,7 @@ changed recently. Against the session's real Prometheus, through a proxy that lo
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -12,19 +13,18 @@ from datetime import datetime, timedelta
 from autoscaler.core.calculator import PodMetric, group_pods
 from autoscaler.core.types import MetricSourceType, Pod, PodsReading, PodUsage, PodValue, ResourceReading, Settings
 from autoscaler.metrics import MetricsError, MetricsReader, StaleDataError
-from autoscaler.metrics.sources import LEAN_SAMPLE_TIMES_SECONDS
 from tests.metrics.conftest import Push
 from tests.metrics.helpers import context, pod, request, spec
 from tests.metrics.proxy import Fault, Proxy
 
 PODS, RES = MetricSourceType.PODS, MetricSourceType.RESOURCE
 Reader = Callable[..., MetricsReader]
-LEAN = f"< time() - {LEAN_SAMPLE_TIMES_SECONDS:g})"
+LEAN = re.compile(r"\(timestamp\(.*\) < [0-9]+\.[0-9]{3}\), \"autoscaler_sample\"")
 
 
 def _marked(proxy: Proxy, name: str) -> list[bool]:
     """For each query of `name` sent so far: True when it was the lean form."""
-    return [LEAN in q for q in proxy.queries() if name in q]
+    return [LEAN.search(q) is not None for q in proxy.queries() if name in q]
 
 
 def _sampled(push: Push, name: str, at: datetime, pods: dict[str, tuple[int, float]]) -> None:
@@ -106,6 +106,26 @@ def test_a_failure_within_the_minute_asks_for_every_sample_time(
         assert _marked(proxy, name) == [lean], failed_ago
         error = reader.read([request(metric, context("lean", base_time, pod("long-before")))]).outcomes[0]
         assert isinstance(error, StaleDataError) and error.failed_at is not None
+
+
+def test_a_failure_of_the_lean_form_counts_for_a_target_asking_the_exact_one(
+    proxy: Proxy, make_reader: Reader, push: Push, base_time: datetime
+) -> None:
+    """The failure memory keys both forms by the exact one (the lean text changes with the time asked): a failure
+    of a usual-budget target's lean query at T - 20 holds for a 30 s-budget target asking alone at T, whose pod
+    sampled at T - 25 is from before it."""
+    name = "lean_memory_shared"
+    _sampled(push, name, base_time, {"after": (5, 4), "before": (25, 9)})
+    pods = (pod("after"), pod("before"))
+    reader = make_reader(proxy.url)
+    proxy.faults.append(Fault(status=503, body=b"restarting", repeat=True))
+    usual = request(spec(PODS, metric=name), context("lean", base_time - timedelta(seconds=20), *pods))
+    assert isinstance(reader.read([usual]).outcomes[0], MetricsError)
+    assert _marked(proxy, name)[-1]  # the lean form failed
+    proxy.faults.clear()
+    short = request(spec(PODS, metric=name), context("lean", base_time, *pods), {"stalenessSeconds": 30})
+    reading = reader.read_one(short)
+    assert reading == PodsReading((PodValue("after", 4000, base_time - timedelta(seconds=5), 60.0),))
 
 
 def test_a_failure_of_the_exact_form_counts_for_the_lean_one(

@@ -46,17 +46,16 @@ class VictoriaMetricsServer(ServerProcess):
                 raise RuntimeError(f"force_flush answered {response.status}")
 
 
-def start(binary: str, workdir: Path, *, deadline_seconds: float = 30.0) -> VictoriaMetricsServer:
-    """Start the server and wait, polling with a deadline, until /health answers OK."""
+def start(
+    binary: str, workdir: Path, *, deadline_seconds: float = 30.0, server_defaults: bool = False
+) -> VictoriaMetricsServer:
+    """Start the server and wait, polling with a deadline, until /health answers OK. `server_defaults` keeps the
+    latency offset and the cache as a user's server has them (for a test of what they change)."""
     port = free_port()
     log_path = workdir / "victoria-metrics.log"
-    argv = [
-        binary,
-        f"-httpListenAddr=127.0.0.1:{port}",
-        f"-storageDataPath={workdir / 'data'}",
-        "-search.latencyOffset=0s",
-        "-search.disableCache",
-    ]
+    argv = [binary, f"-httpListenAddr=127.0.0.1:{port}", f"-storageDataPath={workdir / 'data'}"]
+    if not server_defaults:
+        argv += ["-search.latencyOffset=0s", "-search.disableCache"]
     process, url = spawn(
         "victoria-metrics",
         argv,
