@@ -378,6 +378,8 @@ class MetricsReader:
                 budget = min(budgets[query], remaining)
                 answer = client.query(query.promql, time=query.time, budget_seconds=budget, deadline_seconds=remaining)
             except MetricsError as err:
+                if query.remembered_as:  # a lean query's text changes every pass: its error names the question
+                    err.promql = query.remembered_as
                 answer = err
             except Exception as err:  # the last line: never let one query's surprise end the pass
                 answer = self._unexpected(err, what=f"querying server {query.server!r}")
@@ -455,7 +457,13 @@ class MetricsReader:
 
 def _context(request: MetricRequest, plan: QueryPlan) -> dict[str, str]:
     """What an error of one metric's reading names: its query, server and metric."""
-    return {"promql": plan.query.promql, "server": plan.query.server, "metric": request.name}
+    # The question's text, the same in every pass (a lean query's own text carries the time asked): an error's
+    # message is a condition's and an Event's message, and a message that changed every tick would write both.
+    return {
+        "promql": plan.query.remembered_as or plan.query.promql,
+        "server": plan.query.server,
+        "metric": request.name,
+    }
 
 
 def _copy_error(error: MetricsError) -> MetricsError:

@@ -26,8 +26,9 @@ class QueryPlan:
     time (seconds since the epoch) of this query's last failed attempt to reach its server, when the reader
     remembers one (`MetricsReader`): a sample older than it is from before an outage, and refused.
     `exact` is set when `query` is the lean form of the sample-time query (`promql.with_sample_timestamps`
-    with `older_than_seconds` `lean_seconds`: only samples older than that are marked): the query that marks
-    every group, which the reader sends instead when a failure it remembers is more recent than that.
+    with `marked_before` the time asked minus `lean_seconds`: only samples older than that are marked): the
+    query that marks every group, which the reader sends instead when a failure it remembers is more recent
+    than that.
     `lean_seconds` is set (and `exact` not) when `query` is the exact form of a question that has a lean one.
     """
 

@@ -202,3 +202,24 @@ def test_a_cpu_pod_ready_within_the_minute_and_a_window_gets_its_own_sample_time
 
 def _pod_metric(usage: PodUsage) -> PodMetric:
     return PodMetric(sum(c.usage["cpu"] for c in usage.containers), usage.timestamp, usage.window_seconds)
+
+
+def test_an_error_names_the_question_the_same_every_tick(
+    proxy: Proxy, make_reader: Reader, push: Push, base_time: datetime
+) -> None:
+    """A failed metric's message becomes a condition's and an Event's message: the lean text, which carries the
+    time asked, must not make it change every tick (a status write and a new Event each time)."""
+    reader = make_reader(proxy.url)
+    metric = spec(PODS, metric="lean_never_written")
+    messages = set()
+    for seconds in (0, 15, 30):
+        outcome = reader.read([request(metric, context("lean", base_time + timedelta(seconds=seconds), pod("a")))])
+        error = outcome.outcomes[0]
+        assert isinstance(error, MetricsError)
+        messages.add(str(error))
+    assert _marked(proxy, "lean_never_written") == [True, True, True]
+    [message] = messages
+    assert "timestamp(lean_never_written" in message and LEAN.search(message) is None
+    proxy.faults.append(Fault(status=400, body=b'{"status":"error","errorType":"bad_data","error":"no"}'))
+    error = reader.read([request(metric, context("lean", base_time, pod("a")))]).outcomes[0]
+    assert isinstance(error, MetricsError) and LEAN.search(str(error)) is None
