@@ -110,6 +110,8 @@ class PrometheusSource:
         final = promql.with_sample_timestamps(query_text, fresh, grouping) if fresh is not None else query_text
         context = request.context
         staleness = binding.staleness_seconds or settings.staleness_budget_seconds(context.sync_period_seconds)
+        query = Query(server=server, promql=final, time=context.now)
+        exact: Query | None = None
         lean = 0.0
         if fresh is not None and self.lean_sample_times:
             # Only samples older than LEAN_SAMPLE_TIMES_SECONDS are marked: every sample the staleness budget
@@ -119,27 +121,18 @@ class PrometheusSource:
             # to every target asking the same question, so the namespace is still asked once).
             lean = LEAN_SAMPLE_TIMES_SECONDS
             if staleness >= lean:
-                exact = Query(server=server, promql=final, time=context.now)
                 # The time asked as the client sends it (to the millisecond), minus the lean window.
                 before = round(context.now.timestamp(), 3) - lean
                 lean_text = promql.with_sample_timestamps(query_text, fresh, grouping, marked_before=before)
-                return QueryPlan(
-                    query=Query(server=server, promql=lean_text, time=context.now, remembered_as=final),
-                    result_type=binding.result_type,
-                    grouping=grouping,
-                    has_timestamps=True,
-                    staleness_seconds=staleness,
-                    window_seconds=window,
-                    exact=exact,
-                    lean_seconds=lean,
-                )
+                exact, query = query, Query(server=server, promql=lean_text, time=context.now, remembered_as=final)
         return QueryPlan(
-            query=Query(server=server, promql=final, time=context.now),
+            query=query,
             result_type=binding.result_type,
             grouping=grouping,
             has_timestamps=fresh is not None,
             staleness_seconds=staleness,
             window_seconds=window,
+            exact=exact,
             lean_seconds=lean,
         )
 
