@@ -84,6 +84,11 @@ class Query:
     time: datetime
     remembered_as: str = field(default="", compare=False)
 
+    @property
+    def question(self) -> str:
+        """The text this question is known by from pass to pass: in the failure memory and in error messages."""
+        return self.remembered_as or self.promql
+
 
 @dataclass(frozen=True, slots=True)
 class Series:

@@ -109,7 +109,7 @@ def _exact_if_needed(request: MetricRequest, planned: tuple[MetricSource, QueryP
     source, plan = planned
     if plan.exact is None or not isinstance(source, PrometheusSource) or not source.needs_exact(request, plan):
         return planned
-    return source, replace(plan, query=plan.exact, exact=None)
+    return source, plan.exact_form()
 
 
 def _one_form_per_question(
@@ -127,7 +127,7 @@ def _one_form_per_question(
     out: list[tuple[MetricSource, QueryPlan] | MetricsError] = []
     for item in planned:
         if not isinstance(item, MetricsError) and item[1].exact is not None and item[1].exact in exact:
-            item = (item[0], replace(item[1], query=item[1].exact, exact=None))
+            item = (item[0], item[1].exact_form())
         out.append(item)
     return out
 
@@ -242,7 +242,7 @@ class MetricsReader:
             return plan
         query = plan.query
         with self._failed_lock:
-            failed = self._failed.get((query.server, query.remembered_as or query.promql))
+            failed = self._failed.get((query.server, query.question))
         if failed is None:
             return plan
         asked = query.time.timestamp()
@@ -251,7 +251,7 @@ class MetricsReader:
         if plan.exact is not None and failed > asked - plan.lean_seconds:
             # The lean form marks only samples older than lean_seconds; one from before this recent failure
             # may be younger: every sample time is needed to refuse it.
-            return replace(plan, query=plan.exact, exact=None, failed_at=failed)
+            return replace(plan.exact_form(), failed_at=failed)
         return replace(plan, failed_at=failed)
 
     def _note_failure(self, query: Query, elapsed_seconds: float) -> None:
@@ -259,7 +259,7 @@ class MetricsReader:
         older than any staleness budget can be (a day)."""
         at = query.time.timestamp() + elapsed_seconds
         with self._failed_lock:
-            key = (query.server, query.remembered_as or query.promql)  # the lean form: as its exact form
+            key = (query.server, query.question)  # the lean form: as its exact form
             self._failed[key] = max(at, self._failed.get(key, at))
             if len(self._failed) > _FAILED_QUERIES_PRUNE_AT:
                 for old in [k for k, when in self._failed.items() if at - when > _FAILED_FORGET_SECONDS]:
@@ -378,8 +378,7 @@ class MetricsReader:
                 budget = min(budgets[query], remaining)
                 answer = client.query(query.promql, time=query.time, budget_seconds=budget, deadline_seconds=remaining)
             except MetricsError as err:
-                if query.remembered_as:  # a lean query's text changes every pass: its error names the question
-                    err.promql = query.remembered_as
+                err.promql = query.question  # a lean query's text changes every pass: its error names the question
                 answer = err
             except Exception as err:  # the last line: never let one query's surprise end the pass
                 answer = self._unexpected(err, what=f"querying server {query.server!r}")
@@ -460,7 +459,7 @@ def _context(request: MetricRequest, plan: QueryPlan) -> dict[str, str]:
     # The question's text, the same in every pass (a lean query's own text carries the time asked): an error's
     # message is a condition's and an Event's message, and a message that changed every tick would write both.
     return {
-        "promql": plan.query.remembered_as or plan.query.promql,
+        "promql": plan.query.question,
         "server": plan.query.server,
         "metric": request.name,
     }

@@ -8,7 +8,7 @@ distinct one once, and hand every metric its answer (see `evaluate.py`). A sourc
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar, Protocol, runtime_checkable
 
 from autoscaler.core.types import MetricSourceType, Reading
@@ -41,6 +41,10 @@ class QueryPlan:
     failed_at: float | None = None
     exact: Query | None = None
     lean_seconds: float = 0.0
+
+    def exact_form(self) -> QueryPlan:
+        """This plan asking the exact form of its question (itself when it already does)."""
+        return self if self.exact is None else replace(self, query=self.exact, exact=None)
 
 
 @runtime_checkable
