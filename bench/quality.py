@@ -1,4 +1,4 @@
-"""Benchmark: scaling quality on load traces (BENCHMARK.md section 1), every mode beside the HPA and the oracle.
+"""Benchmark: scaling quality on load traces (docs/performance.md, "The model, in full"), every mode and the oracle.
 
 For every trace of TRACES_DIR (`*.csv` with their `.meta.json`) and both scenarios (cpu, rps), runs
 `autoscaler simulate`'s model with each of the project's modes (autoscaler/simulate/modes.py; `hpa` is the
@@ -29,7 +29,7 @@ from typing import Any
 from autoscaler.core.types import Settings
 from autoscaler.simulate.model import SCENARIOS, Model, Scenario, prepare, scenario_spec, simulate, target_milli
 from autoscaler.simulate.modes import MODE_SPECS, mode_spec
-from autoscaler.simulate.trace import load_trace
+from autoscaler.simulate.trace import TraceError, load_trace
 from autoscaler.spec.errors import SpecError
 
 
@@ -142,6 +142,15 @@ def main(argv: list[str] | None = None) -> int:
         help="a field of spec.predictive, e.g. fill=0.75 (repeatable)",
     )
     args = parser.parse_args(argv)
+    if args.jobs < 1:
+        print(f"bench/quality.py: --jobs: must be 1 or more, not {args.jobs}", file=sys.stderr)
+        return 1
+    if args.set and "predictive" not in args.modes:
+        print("bench/quality.py: --set: sets spec.predictive, but --modes has no predictive", file=sys.stderr)
+        return 1
+    if not Path(args.folder).is_dir():
+        print(f"bench/quality.py: TRACES_DIR: {args.folder} is not a directory", file=sys.stderr)
+        return 1
     found = {p.stem: str(p) for p in sorted(Path(args.folder).glob("*.csv"))}
     if not found:
         print(f"bench/quality.py: no *.csv in {args.folder}", file=sys.stderr)
@@ -157,6 +166,17 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, SpecError) as err:
         print(f"bench/quality.py: {err}", file=sys.stderr)
         return 1
+    model = Model()
+    for path in paths:  # a trace that cannot be used is named here, with its line, not lost in a worker
+        try:
+            trace = load_trace(path)
+            prepare(trace.times, trace.rates(), model=model)
+        except TraceError as err:
+            print(f"bench/quality.py: {err}", file=sys.stderr)
+            return 1
+        except ValueError as err:
+            print(f"bench/quality.py: {path}: {err}", file=sys.stderr)
+            return 1
     jobs = [(p, s, m, predictive) for p in paths for s in args.scenarios for m in args.modes]
     started = time.perf_counter()
     with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:

@@ -53,14 +53,19 @@ def add_parser(commands: Any) -> None:
     )
     parser.add_argument("--prometheus", required=True, metavar="URL", help="the Prometheus server's base URL")
     parser.add_argument("--query", required=True, metavar="PROMQL", help="the demand per second, one series")
-    parser.add_argument("--start", required=True, help="RFC 3339 time or Unix seconds")
-    parser.add_argument("--end", required=True, help="RFC 3339 time or Unix seconds")
+    parser.add_argument("--start", required=True, help="RFC 3339 time (UTC without an offset) or Unix seconds")
+    parser.add_argument(
+        "--end",
+        required=True,
+        help="RFC 3339 time (UTC without an offset) or Unix seconds; at most --max-days after --start is asked",
+    )
     parser.add_argument("--query-step", type=float, default=60.0, help="query_range resolution in seconds (default 60)")
     parser.add_argument("--replicas-query", metavar="PROMQL", help="the replicas the workload really had")
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds per request (default 30)")
     parser.add_argument("--spec", metavar="SPEC", help="a spec file with one autoscaler (YAML)")
     parser.add_argument("--scenario", choices=SCENARIOS, default="rps", help="the metric and its target (default rps)")
     parser.add_argument("--chart", metavar="PNG", help="draw demand, capacity, replicas and unserved demand")
+    parser.add_argument("--snapshots", metavar="DIR", help="write each decision that scales as a replay snapshot")
     parser.add_argument("-o", "--output", choices=("text", "json"), default="text", help="the output format")
     add_model_flags(parser)
 
@@ -95,7 +100,7 @@ def _refusal(message: str) -> str:
 
 
 def query_range(
-    url: str, query: str, *, start: float, end: float, step: float, timeout: float, flag: str
+    url: str, query: str, *, start: float, end: float, step: float, timeout: float, flag: str, what: str = "demand"
 ) -> tuple[list[float], list[float]]:
     """One series of `query` over [start, end]: its times (Unix seconds) and values; InputError saying why not."""
     client = PrometheusConnect(url=url.rstrip("/"), timeout=timeout, retry=Retry(total=0))
@@ -125,7 +130,7 @@ def query_range(
         number = float(value)
         if not math.isfinite(number) or number < 0:
             stamp = datetime.fromtimestamp(float(when), UTC).isoformat()
-            raise InputError(f"{flag}: the value at {stamp} is {value}: demand must be a finite number >= 0")
+            raise InputError(f"{flag}: the value at {stamp} is {value}: {what} must be a finite number >= 0")
         times.append(float(when))
         values.append(number)
     if len(times) < 2:
@@ -169,6 +174,9 @@ def run(args: argparse.Namespace, *, out: IO[str], err: IO[str]) -> int:
             raise InputError(f"--end: {args.end} is not after --start {args.start}")
         if not (math.isfinite(args.query_step) and args.query_step > 0):
             raise InputError(f"--query-step: must be a positive number of seconds, not {args.query_step}")
+        # Only `--max-days` from the start are simulated: a longer range is not asked for (Prometheus refuses an
+        # answer of more than 11,000 points, 7.6 days at the default step).
+        end = min(end, start + model.max_days * 86400)
         factor = 1.0
         if args.per_second_factor is not None and args.per_second_factor.lower() != "none":
             try:
@@ -189,7 +197,9 @@ def run(args: argparse.Namespace, *, out: IO[str], err: IO[str]) -> int:
             prepared = prepare([t - first for t in times], [v * factor for v in values], model=model)
         except ValueError as error:
             raise InputError(f"--query: {error}") from error
-        result, spec = run_prepared(prepared, scenario=args.scenario, base=base, model=model, settings=settings)
+        result, spec = run_prepared(
+            prepared, scenario=args.scenario, base=base, model=model, settings=settings, snapshots=args.snapshots
+        )
         document = summary(result, source=args.query, spec=spec)
         document["start"] = datetime.fromtimestamp(first, UTC).isoformat()
         actual = None
@@ -202,6 +212,7 @@ def run(args: argparse.Namespace, *, out: IO[str], err: IO[str]) -> int:
                 step=args.query_step,
                 timeout=args.timeout,
                 flag="--replicas-query",
+                what="a replica count",
             )
             steps, counts, cost = actual_replicas(
                 [t - first for t in r_times],

@@ -38,7 +38,7 @@ a spec sets minReplicas, maxReplicas, behavior and mode (its metrics are replace
 Prints the scores (unserved share of demand, cost vs the oracle, scale writes per day) beside the oracle's.
 
 The trace is a CSV `timestamp_seconds,value` with its sidecar NAME.meta.json (to_per_second_factor), as in
-the shared traces; --per-second-factor replaces the sidecar.
+the traces of docs/performance.md; --per-second-factor replaces the sidecar.
 
 Exit status: 0 on success, 1 when the trace, the spec or a parameter is wrong (the message names the line
 or the field), 2 for a usage error.
@@ -208,8 +208,12 @@ def run_prepared(
         folder = Path(snapshots)
         try:
             folder.mkdir(parents=True, exist_ok=True)
+            kept = sum(1 for _ in folder.iterdir())
         except OSError as err:
             raise InputError(f"--snapshots: cannot create {snapshots}: {err}") from err
+        if kept:
+            # Another run's snapshots beside this one's would be replayed as one story.
+            raise InputError(f"--snapshots: {snapshots} is not empty ({kept} entries): give a new or empty directory")
 
         def observer(inputs: DecisionInputs, decision: Decision) -> None:
             if decision.rescale:

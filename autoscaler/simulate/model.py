@@ -1,4 +1,4 @@
-"""The simulation model of BENCHMARK.md section 1, driving the real `core.decision.decide` (docs/performance.md).
+"""The simulation model of docs/performance.md ("The model, in full"), driving the real `core.decision.decide`.
 
 Time is an integer number of seconds from the trace's start, advanced in `step` increments. At each step, in
 this order: pods move on in their life cycle (Pending -> Running at write + `pending`, Ready at write +
@@ -26,6 +26,9 @@ from autoscaler.spec.snapshot_out import DecisionInputs
 from autoscaler.spec.validation import load_spec
 
 Scenario = Literal["cpu", "rps"]
+# The largest demand per second the model takes: a pod's reading (demand per pod) and the rps target are sent to
+# the core in milli-units, which must fit a 64-bit integer (9.2e15 units) with room for the sums.
+MAX_RATE = 1e15
 SCENARIOS: tuple[Scenario, ...] = ("cpu", "rps")
 
 # The simulated cluster's clock at t = 0 (any instant would do: decisions depend on differences only).
@@ -38,7 +41,7 @@ RPS_METRIC = "requests_per_second"
 
 @dataclass(frozen=True, slots=True)
 class Model:
-    """Every parameter of the model (BENCHMARK.md section 1), with its values there as defaults."""
+    """Every parameter of the model (docs/performance.md, "The model, in full"), with its values there as defaults."""
 
     step: int = 5  # seconds between two points of the simulation
     scrape: int = 15  # Prometheus scrape interval
@@ -129,7 +132,7 @@ def scenario_spec(
 
 @dataclass(frozen=True, slots=True)
 class Scores:
-    """The three scores of a run (BENCHMARK.md): unserved share, cost vs the oracle, scale writes per day."""
+    """The three scores of a run (docs/performance.md): unserved share, cost vs the oracle, scale writes per day."""
 
     unserved: float
     cost: float
@@ -279,7 +282,8 @@ def simulate(
     spec = to_core(spec_model)
     step = model.step
     min_replicas = spec.min_replicas
-    start = oracle_count(demand[0], capacity=capacity, model=model, min_replicas=min_replicas)
+    # The oracle's count for L(0), within the spec's bounds: a workload cannot have started above maxReplicas.
+    start = min(oracle_count(demand[0], capacity=capacity, model=model, min_replicas=min_replicas), spec.max_replicas)
     pods = _Pods(names=[], written=[], running_at=[], ready_at=[])
     for _ in range(start):
         pods.serial += 1
@@ -437,6 +441,12 @@ def prepare(times: Sequence[float], rates: Sequence[float], *, model: Model) -> 
     if end < model.sync:
         raise ValueError(f"the trace spans {end:g} s: shorter than one sync period ({model.sync} s)")
     inside = [r for t, r in zip(times, rates, strict=True) if t <= end]
+    for when, rate in zip(times, rates, strict=False):
+        if rate > MAX_RATE:
+            raise ValueError(
+                f"the demand at {when:g} s, {rate:g}/s, is more than the model takes ({MAX_RATE:g}/s: its readings and "
+                "targets are 64-bit milli-units); scale the trace's values down"
+            )
     capacity = capacity_of(inside, model)
     return Prepared(sample(times, rates, step=model.step, end=end), capacity)
 

@@ -8,7 +8,7 @@ from autoscaler.spec.hpa import AutoscalerSpec
 from autoscaler.spec.validation import load_spec
 
 # Each mode's spec, apart from the metric the scenario sets: minReplicas 1, maxReplicas 100, no behavior.
-# `hpa` is the HPA-compatible default (BENCHMARK.md's baseline): the same spec the daemon and replay decide.
+# `hpa` is the HPA-compatible default (the benchmark's baseline): the same spec the daemon and replay decide.
 MODE_SPECS: dict[str, dict[str, Any]] = {
     "hpa": {"minReplicas": 1, "maxReplicas": 100},
     "predictive": {"minReplicas": 1, "maxReplicas": 100, "mode": "predictive"},

@@ -19,10 +19,20 @@ class TraceError(Exception):
     """A trace that cannot be used; `source` is the file, `line` the 1-based line (0: the file as a whole)."""
 
     def __init__(self, message: str, *, source: str, line: int = 0) -> None:
+        self.message = message
         self.source = source
         self.line = line
         where = f"{source}:{line}" if line else source
         super().__init__(f"{where}: {message}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Rebuilt by keyword: the default pickling calls the class with the formatted text alone, which fails,
+        # and bench/quality.py's worker processes send their errors back pickled.
+        return (_rebuild_trace_error, (self.message, self.source, self.line))
+
+
+def _rebuild_trace_error(message: str, source: str, line: int) -> TraceError:
+    return TraceError(message, source=source, line=line)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +52,7 @@ class Trace:
 
 def parse_csv(text: str, *, source: str) -> tuple[tuple[float, ...], tuple[float, ...]]:
     """The points of a trace CSV; raises TraceError naming the line of the first problem."""
-    lines = text.splitlines()
+    lines = text.removeprefix("\ufeff").splitlines()  # a byte-order mark (spreadsheet exports) is not the header
     if not lines or [c.strip() for c in lines[0].split(",")] != ["timestamp_seconds", "value"]:
         raise TraceError("the header must be 'timestamp_seconds,value'", source=source, line=1)
     times: list[float] = []
@@ -60,7 +70,7 @@ def parse_csv(text: str, *, source: str) -> tuple[tuple[float, ...], tuple[float
         if not (math.isfinite(when) and math.isfinite(value)):
             raise TraceError("timestamp and value must be finite numbers", source=source, line=number)
         if value < 0:
-            raise TraceError(f"value {cells[1].strip()} is negative: demand cannot be", source=source, line=number)
+            raise TraceError(f"value {cells[1].strip()} is negative: demand is 0 or more", source=source, line=number)
         if times and when <= times[-1]:
             raise TraceError(
                 f"timestamp {cells[0].strip()} does not increase (the previous is {times[-1]:g})",

@@ -58,6 +58,8 @@ def test_a_field_set_changes_the_predictive_mode_only(tmp_path: Path) -> None:
         pytest.param(["--set", "fill"], "--set 'fill': expected NAME=VALUE", id="set-without-a-value"),
         pytest.param(["--set", "fill=high"], "--set 'fill=high': the value 'high' is not a JSON", id="set-not-json"),
         pytest.param(["--set", "fil=0.7"], "spec.predictive.fil: unknown field", id="set-unknown-field"),
+        pytest.param(["--jobs", "0"], "--jobs: must be 1 or more, not 0", id="no-process"),
+        pytest.param(["--modes", "hpa", "--set", "fill=0.9"], "--set: sets spec.predictive, but", id="set-unread"),
         pytest.param(
             ["--set", "fill=2"], "spec.predictive.fill: Input should be less than or equal to 1", id="set-range"
         ),
@@ -72,3 +74,30 @@ def test_bad_arguments_are_named(
     assert captured.out == ""
     assert captured.err.startswith("bench/quality.py: ") and message in captured.err, captured.err
     assert "Traceback" not in captured.err
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        pytest.param("60,abc", "bad.csv:3: not a pair of numbers: '60,abc'", id="not-a-number"),
+        pytest.param("60,1e308", "bad.csv: the demand at 60 s, 1.66667e+306/s, is more than", id="huge-value"),
+    ],
+)
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_bad_trace_among_good_ones_is_named_before_any_run(
+    tmp_path: Path, row: str, message: str, jobs: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Not lost in a worker process: the file and the line, one message, nothing run."""
+    folder = _folder(tmp_path)
+    (folder / "bad.csv").write_text(f"timestamp_seconds,value\n0,1\n{row}\n")
+    (folder / "bad.meta.json").write_text(json.dumps({"to_per_second_factor": 1 / 60}))
+    assert quality.main([str(folder), "--jobs", jobs]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith("bench/quality.py: ") and message in captured.err, captured.err
+    assert captured.err.count("\n") == 1 and "Traceback" not in captured.err
+
+
+def test_traces_dir_must_be_a_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert quality.main([str(tmp_path / "nowhere")]) == 1
+    assert capsys.readouterr().err == f"bench/quality.py: TRACES_DIR: {tmp_path / 'nowhere'} is not a directory\n"

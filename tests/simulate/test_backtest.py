@@ -133,3 +133,23 @@ def test_an_unusable_answer_is_named(
     )
     assert (status, out) == (1, "")
     assert message in err and "Traceback" not in err
+
+
+def test_a_range_longer_than_max_days_asks_for_max_days_only(
+    prometheus: str, start: datetime, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Nine days at a 60 s step is more than the 11,000 points Prometheus answers; only 7 are simulated, and only
+    they are asked for. The snapshots of the run replay."""
+    folder = tmp_path / "snaps"
+    end = start + timedelta(days=9)
+    status, out, err = _cli(
+        "backtest", "--prometheus", prometheus, "--query", 'sum(demand{app="web"})', "--start", start.isoformat(),
+        "--end", end.isoformat(), "--snapshots", str(folder), "-o", "json", capsys=capsys,
+    )  # fmt: skip
+    assert (status, err) == (0, "")
+    # The data's 240 minutes (and the 5 minutes Prometheus's lookback carries the last sample on).
+    assert (MINUTES - 1) / 1440 <= json.loads(out)["days"] <= (MINUTES + 5) / 1440
+    files = sorted(folder.glob("*.json"))
+    assert len(files) == json.loads(out)["scaleWrites"] > 0
+    assert main(["replay", "-o", "jsonl", *map(str, files[:3])]) == 0
+    assert all(json.loads(line)["rescale"] for line in capsys.readouterr().out.splitlines())

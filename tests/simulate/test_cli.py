@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +12,7 @@ import pytest
 import yaml
 
 from autoscaler.cli import main
+from autoscaler.simulate.trace import TraceError
 from tests.spec.crd_schema import crd_problems
 
 META = {"to_per_second_factor": 1 / 60}
@@ -98,6 +100,9 @@ def test_snapshots_replay_to_the_same_decision(tmp_path: Path, capsys: pytest.Ca
         pytest.param(_swell(), META, ["--per-second-factor", "x"], "--per-second-factor: not a number", id="factor"),
         pytest.param(_swell(), META, ["--tolerance", "-1"], "--tolerance: must be a non-negative", id="tolerance"),
         pytest.param(["timestamp_seconds,value", "0,0", "60,0"], META, [], "p99 is 0", id="no-capacity"),
+        pytest.param(
+            ["timestamp_seconds,value", "0,1", "60,1e308"], META, [], "is more than the model takes", id="huge-value"
+        ),
     ],
 )
 def test_a_bad_trace_or_flag_is_named(
@@ -108,6 +113,29 @@ def test_a_bad_trace_or_flag_is_named(
     assert (status, out) == (1, "")
     assert message in err and "Traceback" not in err
     assert err.startswith("autoscaler simulate: ") and err.count("\n") == 1
+
+
+def test_a_byte_order_mark_is_not_part_of_the_header(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    trace = _trace(tmp_path, ["\ufefftimestamp_seconds,value", *_swell()[1:]])
+    status, out, err = _simulate("--trace", str(trace), "-o", "json", capsys=capsys)
+    assert (status, err) == (0, "")
+    assert json.loads(out)["decisions"] == 715
+
+
+def test_snapshots_go_to_a_new_or_empty_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A second run into the same directory would mix its decisions with the first's in a replay: refused."""
+    trace = _trace(tmp_path, _swell())
+    folder = tmp_path / "snaps"
+    folder.mkdir()  # empty: used
+    assert _simulate("--trace", str(trace), "--snapshots", str(folder), capsys=capsys)[0] == 0
+    written = sorted(folder.iterdir())
+    status, out, err = _simulate("--trace", str(trace), "--snapshots", str(folder), capsys=capsys)
+    assert (status, out) == (1, "")
+    assert err == (
+        f"autoscaler simulate: --snapshots: {folder} is not empty ({len(written)} entries): give a new or empty "
+        "directory\n"
+    )
+    assert sorted(folder.iterdir()) == written
 
 
 def test_a_bad_spec_names_the_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -215,3 +243,9 @@ def test_the_example_predictive_spec_simulates(tmp_path: Path, capsys: pytest.Ca
     assert json.loads(out)["mode"] == "predictive"
     # And the custom resource's schema (its CEL rules included) accepts it, as `kubectl apply` would.
     assert crd_problems(yaml.safe_load(example.read_text())) == []
+
+
+def test_a_trace_error_crosses_a_process_boundary() -> None:
+    """bench/quality.py's workers send errors back pickled: the file and line survive."""
+    error = pickle.loads(pickle.dumps(TraceError("not a pair of numbers", source="t.csv", line=3)))
+    assert (str(error), error.source, error.line) == ("t.csv:3: not a pair of numbers", "t.csv", 3)

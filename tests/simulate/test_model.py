@@ -18,9 +18,9 @@ STEP = MODEL.step
 
 
 def _run(
-    demand: Sequence[float], scenario: Scenario, *, min_replicas: int = 1
+    demand: Sequence[float], scenario: Scenario, *, min_replicas: int = 1, max_replicas: int = 100
 ) -> tuple[Result, list[tuple[int, DecisionInputs, Decision]]]:
-    base = mode_spec("hpa").model_copy(update={"min_replicas": min_replicas})
+    base = mode_spec("hpa").model_copy(update={"min_replicas": min_replicas, "max_replicas": max_replicas})
     spec = scenario_spec(base, scenario, target_milli=target_milli(1.0, MODEL), model=MODEL)
     seen: list[tuple[int, DecisionInputs, Decision]] = []
     result = simulate(
@@ -113,3 +113,13 @@ def test_scale_events_are_counted_once_per_write() -> None:
     assert result.scores.events_per_day == pytest.approx(len(writes) / (len(demand) * STEP / 86400))
     # The oracle's events are the changes of its count: up once at t=300 (1 -> 10), down once at t=1800.
     assert result.oracle.events_per_day == pytest.approx(2 / (len(demand) * STEP / 86400))
+
+
+@pytest.mark.parametrize("scenario", ["cpu", "rps"])
+def test_the_start_is_the_oracles_count_within_max_replicas(scenario: Scenario) -> None:
+    # L(0) = 70/s needs 100 pods at 0.7 each; with maxReplicas 10 the workload starts at 10 (it could not have run
+    # more), and its first decision sees 10 pods, not 100.
+    result, seen = _run([70.0] * 4 + [3.5] * 120, scenario, max_replicas=10)
+    assert result.series.replicas[0] == 10
+    assert seen[0][2].current_replicas == 10
+    assert max(result.series.replicas) == 10
