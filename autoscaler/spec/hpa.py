@@ -376,7 +376,7 @@ class AutoscalerSpec(_Model):
         False, alias="rolloutAware", description="Surge pods of a rollout do not inflate the count (an extension)."
     )
     predictive: PredictiveModel | None = Field(
-        None, description="mode: predictive's parameters (an extension); read only with mode: predictive."
+        None, description="mode: predictive's parameters (an extension); refused with another mode."
     )
 
 

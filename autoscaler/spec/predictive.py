@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from autoscaler.core.predictive import PredictiveSpec
+from autoscaler.spec.errors import Problem, join
+from autoscaler.spec.shadow import DEFAULT_MODE
 
 _DEFAULTS = PredictiveSpec()
 
@@ -215,3 +219,29 @@ class PredictiveModel(BaseModel):
             burst_factor=self.burst_factor,
             burst_readings=self.burst_readings,
         )
+
+
+def predictive_problems(spec: Any, *, path: str) -> list[Problem]:
+    """The rules across fields: `predictive` is read only with `mode: predictive`, and its `minHistorySeconds` is
+    not longer than the history the mode keeps (the longest of its windows), or it would never leave the fallback."""
+    predictive, mode = getattr(spec, "predictive", None), getattr(spec, "mode", DEFAULT_MODE)
+    if not isinstance(predictive, PredictiveModel):
+        return []
+    if isinstance(mode, str) and mode != "predictive":
+        return [(join(path, "predictive"), f"is read only with mode: predictive, not mode: {mode}")]
+    kept = max(
+        predictive.history_seconds,
+        predictive.trend_seconds,
+        predictive.scale_down_window_seconds,
+        predictive.burst_hold_seconds,
+    )
+    if predictive.min_history_seconds > kept:
+        return [
+            (
+                join(path, "predictive.minHistorySeconds"),
+                f"{predictive.min_history_seconds} is longer than the history the mode keeps, {kept} s (the longest "
+                "of historySeconds, trendSeconds, scaleDownWindowSeconds and burstHoldSeconds): it would always fall "
+                "back to the HPA's answer",
+            )
+        ]
+    return []

@@ -35,6 +35,7 @@ from autoscaler.spec.hpa import (
     known,
     parse_spec,
 )
+from autoscaler.spec.predictive import predictive_problems
 from autoscaler.spec.shadow import shadow_problems
 from autoscaler.spec.spare import deletion_cost_problems
 from autoscaler.spec.zero import problems as zero_problems
@@ -146,6 +147,7 @@ def validate_spec(spec: AutoscalerSpec, *, options: ValidationOptions, path: str
             problems.append((join(path, "scaleTargetRef.apiVersion"), error))
     problems += _validate_metrics(spec, path=join(path, "metrics"), options=options)
     problems += shadow_problems(spec, path=path)
+    problems += predictive_problems(spec, path=path)
     problems += deletion_cost_problems(spec, path=path)  # extensions' rules across fields
     return problems
 

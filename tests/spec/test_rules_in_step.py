@@ -242,6 +242,11 @@ INVALID = [
          at("spec.shadow", {"horizontalPodAutoscaler": "Web_1"})),
     case("an unknown field of shadow", "spec.shadow.deployment", at("spec.mode", "shadow"),
          at("spec.shadow", {"deployment": "web"})),
+    # mode: predictive (spec/predictive.py)
+    case("predictive without mode predictive", "spec.predictive", at("spec.predictive", {"fill": 0.9})),
+    case("predictive with mode shadow", "spec.predictive", at("spec.mode", "shadow"), at("spec.predictive", {})),
+    case("a minimum history longer than the history kept", "spec.predictive.minHistorySeconds",
+         at("spec.mode", "predictive"), at("spec.predictive", {"minHistorySeconds": 1201}), refused_by=SPEC_LAYER),
     # Scale to zero and fallback (spec/zero.py).
     case("scaleToZero with minReplicas 1", "spec.scaleToZero", at("spec.scaleToZero", {})),
     case("scaleToZero with an idle count above maxReplicas", "spec.scaleToZero.idleReplicas",
@@ -389,6 +394,8 @@ VALID = [
     pytest.param([at("spec.syncPeriodSeconds", 3600), at("spec.dryRun", False)], id="the longest sync period"),
     pytest.param([at("spec.mode", "hpa")], id="mode hpa"),
     pytest.param([at("spec.mode", "shadow")], id="mode shadow beside the HPA named as the target"),
+    pytest.param([at("spec.mode", "predictive"), at("spec.predictive", {"minHistorySeconds": 1200})],
+                 id="a minimum history as long as the history kept"),
     pytest.param([at("spec.mode", "shadow"), at("spec.shadow", {"scaledObject": "w"})], id="shadow a ScaledObject"),
     pytest.param([at("spec.mode", "shadow"), at("spec.shadow", {"horizontalPodAutoscaler": "web-hpa"})],
                  id="shadow a named HPA"),
