@@ -283,7 +283,8 @@ def simulate(
     step = model.step
     min_replicas = spec.min_replicas
     # The oracle's count for L(0), within the spec's bounds: a workload cannot have started above maxReplicas.
-    start = min(oracle_count(demand[0], capacity=capacity, model=model, min_replicas=min_replicas), spec.max_replicas)
+    first_oracle = oracle_count(demand[0], capacity=capacity, model=model, min_replicas=min_replicas)
+    start = min(first_oracle, spec.max_replicas)
     pods = _Pods(names=[], written=[], running_at=[], ready_at=[])
     for _ in range(start):
         pods.serial += 1
@@ -299,7 +300,7 @@ def simulate(
     series = Series()
     served_sum = demand_sum = unserved_sum = pods_sum = oracle_sum = 0.0
     writes = decisions = fallbacks = mode_decisions = oracle_changes = 0
-    previous_oracle = start
+    previous_oracle = first_oracle  # the oracle is not bounded by maxReplicas
     cpu = scenario == "cpu"
     for k, load in enumerate(demand):
         t = k * step

@@ -123,3 +123,5 @@ def test_the_start_is_the_oracles_count_within_max_replicas(scenario: Scenario) 
     assert result.series.replicas[0] == 10
     assert seen[0][2].current_replicas == 10
     assert max(result.series.replicas) == 10
+    # The oracle is not bounded: 100 pods at t = 0, then 5 from t = 20 s: one change of its count, not two.
+    assert result.oracle.events_per_day == pytest.approx(86400 / result.seconds)
