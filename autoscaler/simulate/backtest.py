@@ -54,11 +54,7 @@ def add_parser(commands: Any) -> None:
     parser.add_argument("--prometheus", required=True, metavar="URL", help="the Prometheus server's base URL")
     parser.add_argument("--query", required=True, metavar="PROMQL", help="the demand per second, one series")
     parser.add_argument("--start", required=True, help="RFC 3339 time (UTC without an offset) or Unix seconds")
-    parser.add_argument(
-        "--end",
-        required=True,
-        help="RFC 3339 time (UTC without an offset) or Unix seconds; at most --max-days after --start is asked",
-    )
+    parser.add_argument("--end", required=True, help="RFC 3339 time (UTC without an offset) or Unix seconds")
     parser.add_argument("--query-step", type=float, default=60.0, help="query_range resolution in seconds (default 60)")
     parser.add_argument("--replicas-query", metavar="PROMQL", help="the replicas the workload really had")
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds per request (default 30)")
@@ -99,39 +95,53 @@ def _refusal(message: str) -> str:
     return message
 
 
+# The most points Prometheus answers for one series of one query_range (its 11,000, with room): a longer range is
+# asked in pieces of this many steps.
+POINTS_PER_QUERY = 10_000
+
+
 def query_range(
     url: str, query: str, *, start: float, end: float, step: float, timeout: float, flag: str, what: str = "demand"
 ) -> tuple[list[float], list[float]]:
-    """One series of `query` over [start, end]: its times (Unix seconds) and values; InputError saying why not."""
+    """One series of `query` over [start, end]: its times (Unix seconds) and values; InputError saying why not.
+    A range of more than POINTS_PER_QUERY steps is asked in pieces, each a query_range of its own."""
     client = PrometheusConnect(url=url.rstrip("/"), timeout=timeout, retry=Retry(total=0))
-    try:
-        result = client.custom_query_range(
-            query,
-            start_time=datetime.fromtimestamp(start, UTC),
-            end_time=datetime.fromtimestamp(end, UTC),
-            step=f"{step:g}",
-        )
-    except requests.RequestException as err:
-        raise InputError(f"{flag}: Prometheus at {url} did not answer: {err}") from err
-    except PrometheusApiClientException as err:
-        raise InputError(f"{flag}: Prometheus refused the query {_refusal(str(err))}") from None
-    except ValueError:
-        raise InputError(f"{flag}: Prometheus at {url} did not answer with JSON") from None
-    if not isinstance(result, list) or any(not isinstance(r, dict) or "values" not in r for r in result):
-        raise InputError(f"{flag}: expected a range vector (matrix) answer, got {result!r:.200}")
-    if len(result) != 1:
+    series: dict[str, dict[float, str]] = {}
+    piece = start
+    while piece <= end:
+        last = min(end, piece + (POINTS_PER_QUERY - 1) * step)
+        try:
+            result = client.custom_query_range(
+                query,
+                start_time=datetime.fromtimestamp(piece, UTC),
+                end_time=datetime.fromtimestamp(last, UTC),
+                step=f"{step:g}",
+            )
+        except requests.RequestException as err:
+            raise InputError(f"{flag}: Prometheus at {url} did not answer: {err}") from err
+        except PrometheusApiClientException as err:
+            raise InputError(f"{flag}: Prometheus refused the query {_refusal(str(err))}") from None
+        except ValueError:
+            raise InputError(f"{flag}: Prometheus at {url} did not answer with JSON") from None
+        if not isinstance(result, list) or any(not isinstance(r, dict) or "values" not in r for r in result):
+            raise InputError(f"{flag}: expected a range vector (matrix) answer, got {result!r:.200}")
+        for one in result:
+            points = series.setdefault(json.dumps(one.get("metric", {}), sort_keys=True), {})
+            points.update((float(when), value) for when, value in one.get("values", []))
+        piece = last + step
+    if len(series) != 1:
         raise InputError(
-            f"{flag}: the query returned {len(result)} series over the range; it must return one (aggregate it, "
+            f"{flag}: the query returned {len(series)} series over the range; it must return one (aggregate it, "
             "e.g. sum(...))"
         )
     times: list[float] = []
     values: list[float] = []
-    for when, value in result[0].get("values", []):
+    for when, value in sorted(next(iter(series.values())).items()):
         number = float(value)
         if not math.isfinite(number) or number < 0:
-            stamp = datetime.fromtimestamp(float(when), UTC).isoformat()
+            stamp = datetime.fromtimestamp(when, UTC).isoformat()
             raise InputError(f"{flag}: the value at {stamp} is {value}: {what} must be a finite number >= 0")
-        times.append(float(when))
+        times.append(when)
         values.append(number)
     if len(times) < 2:
         raise InputError(f"{flag}: the query has {len(times)} point(s) over the range: two or more are needed")
@@ -174,9 +184,6 @@ def run(args: argparse.Namespace, *, out: IO[str], err: IO[str]) -> int:
             raise InputError(f"--end: {args.end} is not after --start {args.start}")
         if not (math.isfinite(args.query_step) and args.query_step > 0):
             raise InputError(f"--query-step: must be a positive number of seconds, not {args.query_step}")
-        # Only `--max-days` from the start are simulated: a longer range is not asked for (Prometheus refuses an
-        # answer of more than 11,000 points, 7.6 days at the default step).
-        end = min(end, start + model.max_days * 86400)
         factor = 1.0
         if args.per_second_factor is not None and args.per_second_factor.lower() != "none":
             try:

@@ -29,6 +29,8 @@ Scenario = Literal["cpu", "rps"]
 # The largest demand per second the model takes: a pod's reading (demand per pod) and the rps target are sent to
 # the core in milli-units, which must fit a 64-bit integer (9.2e15 units) with room for the sums.
 MAX_RATE = 1e15
+# The most pods the oracle may need (its counts are summed over every step of a week).
+MAX_PODS = 1e12
 SCENARIOS: tuple[Scenario, ...] = ("cpu", "rps")
 
 # The simulated cluster's clock at t = 0 (any instant would do: decisions depend on differences only).
@@ -449,6 +451,14 @@ def prepare(times: Sequence[float], rates: Sequence[float], *, model: Model) -> 
                 "targets are 64-bit milli-units); scale the trace's values down"
             )
     capacity = capacity_of(inside, model)
+    if capacity > MAX_RATE:
+        raise ValueError(f"C = {capacity:g}/s per pod is more than the model takes ({MAX_RATE:g}/s)")
+    peak = max(inside) / (model.target_share * capacity)
+    if peak > MAX_PODS:
+        raise ValueError(
+            f"C = {capacity:g}/s per pod: the oracle would run {peak:.3g} pods at the demand's peak, more than the "
+            f"model counts ({MAX_PODS:g}); give a larger capacity"
+        )
     return Prepared(sample(times, rates, step=model.step, end=end), capacity)
 
 

@@ -11,6 +11,8 @@ from autoscaler.spec.errors import Problem, join
 from autoscaler.spec.shadow import DEFAULT_MODE
 
 _DEFAULTS = PredictiveSpec()
+# The sync period a spec without syncPeriodSeconds is read at (the daemon's default, the HPA's 15 s).
+DEFAULT_SYNC_SECONDS = 15
 
 
 class PredictiveModel(BaseModel):
@@ -222,8 +224,9 @@ class PredictiveModel(BaseModel):
 
 
 def predictive_problems(spec: Any, *, path: str) -> list[Problem]:
-    """The rules across fields: `predictive` is read only with `mode: predictive`, and its `minHistorySeconds` is
-    not longer than the history the mode keeps (the longest of its windows), or it would never leave the fallback."""
+    """The rules across fields: `predictive` is read only with `mode: predictive`, and its `minHistorySeconds` can be
+    reached: the mode keeps the samples younger than its longest window, one a sync period, so the history it has
+    spans at most that window less one sync period; a longer minimum would never leave the fallback."""
     predictive, mode = getattr(spec, "predictive", None), getattr(spec, "mode", DEFAULT_MODE)
     if not isinstance(predictive, PredictiveModel):
         return []
@@ -235,13 +238,16 @@ def predictive_problems(spec: Any, *, path: str) -> list[Problem]:
         predictive.scale_down_window_seconds,
         predictive.burst_hold_seconds,
     )
-    if predictive.min_history_seconds > kept:
+    sync = getattr(spec, "sync_period_seconds", None)
+    period = sync if isinstance(sync, int) else DEFAULT_SYNC_SECONDS
+    if predictive.min_history_seconds > kept - period:
         return [
             (
                 join(path, "predictive.minHistorySeconds"),
-                f"{predictive.min_history_seconds} is longer than the history the mode keeps, {kept} s (the longest "
-                "of historySeconds, trendSeconds, scaleDownWindowSeconds and burstHoldSeconds): it would always fall "
-                "back to the HPA's answer",
+                f"{predictive.min_history_seconds} is more than the history the mode can have, {kept - period} s (it "
+                f"keeps the samples of the last {kept} s, the longest of historySeconds, trendSeconds, "
+                f"scaleDownWindowSeconds and burstHoldSeconds, one every {period} s sync period): it would always "
+                "fall back to the HPA's answer",
             )
         ]
     return []

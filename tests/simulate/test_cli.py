@@ -103,6 +103,10 @@ def test_snapshots_replay_to_the_same_decision(tmp_path: Path, capsys: pytest.Ca
         pytest.param(
             ["timestamp_seconds,value", "0,1", "60,1e308"], META, [], "is more than the model takes", id="huge-value"
         ),
+        pytest.param(_swell(), META, ["--capacity", "1e306"], "C = 1e+306/s per pod is more than", id="huge-capacity"),
+        pytest.param(
+            _swell(), META, ["--capacity", "1e-300"], "the oracle would run 7.14e+301 pods", id="tiny-capacity"
+        ),
     ],
 )
 def test_a_bad_trace_or_flag_is_named(
