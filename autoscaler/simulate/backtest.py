@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import IO, Any
@@ -82,17 +83,31 @@ def parse_time(text: str, *, flag: str) -> float:
 
 
 def _refusal(message: str) -> str:
-    """The `error` of Prometheus's JSON answer inside prometheus-api-client's "HTTP Status Code N (b'...')"."""
+    """The `error` of Prometheus's JSON answer inside prometheus-api-client's "HTTP Status Code N (b'...')"; an
+    answer that is no Prometheus API error (an HTML page, another server) is named by its status alone."""
+    status = message.split(" (", 1)[0].removeprefix("HTTP Status Code ")
     start, end = message.find("{"), message.rfind("}")
     if 0 <= start < end:
         try:
             body = json.loads(message[start : end + 1].replace("\\\\", "\\"))
         except ValueError:
-            return message
+            body = None
         if isinstance(body, dict) and body.get("error"):
-            status = message.split(" (", 1)[0].removeprefix("HTTP Status Code ")
             return f"(HTTP {status}) {body['error']}"
+    if status.isdigit():
+        return f"(HTTP {status}): the answer is not a Prometheus API error (is the URL the server's base URL?)"
     return message
+
+
+def _unreachable(err: requests.RequestException) -> str:
+    """Why a request got no answer, without the client's nested retry text: the socket's error, or a timeout."""
+    text = str(err)
+    found = re.search(r"\[Errno -?\d+\] [^\"')]+", text)
+    if found:
+        return found.group(0).strip()
+    if isinstance(err, requests.Timeout) or "timed out" in text:
+        return "timed out"
+    return f"{type(err).__name__}: {text[:200]}"
 
 
 # The most points Prometheus answers for one series of one query_range (its 11,000, with room): a longer range is
@@ -118,7 +133,7 @@ def query_range(
                 step=f"{step:g}",
             )
         except requests.RequestException as err:
-            raise InputError(f"{flag}: Prometheus at {url} did not answer: {err}") from err
+            raise InputError(f"{flag}: Prometheus at {url} did not answer: {_unreachable(err)}") from err
         except PrometheusApiClientException as err:
             raise InputError(f"{flag}: Prometheus refused the query {_refusal(str(err))}") from None
         except ValueError:

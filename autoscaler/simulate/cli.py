@@ -238,6 +238,7 @@ def summary(result: Result, *, source: str, spec: AutoscalerSpec) -> dict[str, A
         "trace": source,
         "scenario": result.scenario,
         "mode": spec.mode,
+        "metric": _metric(spec),
         "capacityPerPod": result.capacity,
         "days": result.seconds / 86400,
         "decisions": result.decisions,
@@ -248,6 +249,16 @@ def summary(result: Result, *, source: str, spec: AutoscalerSpec) -> dict[str, A
     if result.mode_decisions:
         out["fallbackShare"] = result.fallbacks / result.mode_decisions
     return out
+
+
+def _metric(spec: AutoscalerSpec) -> str:
+    """The scenario's metric, as simulated (a spec's own metrics are replaced by it)."""
+    metric = spec.metrics[0] if spec.metrics else None
+    if metric is not None and metric.resource is not None:
+        return f"Resource {metric.resource.name}, Utilization {metric.resource.target.average_utilization} %"
+    if metric is not None and metric.pods is not None:
+        return f"Pods {metric.pods.metric.name}, AverageValue {metric.pods.target.average_value}"
+    return "none"
 
 
 def _scores(scores: Any) -> dict[str, float]:
@@ -261,6 +272,7 @@ def text(document: dict[str, Any]) -> str:
         f"{document['trace']} ({document['scenario']}): {document['days']:.2f} days, C = "
         f"{document['capacityPerPod']:.6g}/s per pod, {document['decisions']} decisions, "
         f"{document['scaleWrites']} scale writes",
+        f"metric: {document['metric']} (the scenario's; a spec's own metrics are not simulated)",
         f"{'':18} {'unserved':>10} {'cost':>8} {'events/day':>11}",
     ]
     for label, key in ((f"spec ({document['mode']})", "scores"), ("oracle", "oracle")):

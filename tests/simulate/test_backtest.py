@@ -121,18 +121,28 @@ def test_the_real_replicas_are_scored_and_drawn(
         pytest.param("split", None, "--query: the query returned 2 series", id="two-series"),
         pytest.param("nothing_here", None, "--query: the query returned 0 series", id="no-series"),
         pytest.param("sum(", None, "--query: Prometheus refused the query (HTTP 400)", id="bad-promql"),
-        pytest.param("demand", "http://127.0.0.1:{port}", "did not answer", id="unreachable"),
+        pytest.param(
+            "demand", "http://127.0.0.1:{port}", "did not answer: [Errno 111] Connection refused", id="unreachable"
+        ),
+        pytest.param(
+            "demand",
+            "{prometheus}/elsewhere",
+            "Prometheus refused the query (HTTP 404): the answer is not a "
+            "Prometheus API error (is the URL the server's base URL?)",
+            id="not-the-base-url",
+        ),
     ],
 )
 def test_an_unusable_answer_is_named(
     prometheus: str, start: datetime, query: str, url: str | None, message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    target = prometheus if url is None else url.format(port=server.free_port())
+    target = prometheus if url is None else url.format(port=server.free_port(), prometheus=prometheus)
     status, out, err = _cli(
         "backtest", "--prometheus", target, "--query", query, *_range(start), "--timeout", "5", capsys=capsys
     )
     assert (status, out) == (1, "")
     assert message in err and "Traceback" not in err
+    assert err.count("\n") == 1 and "HTTPConnectionPool" not in err and "<" not in err, err
 
 
 def test_a_range_of_more_points_than_prometheus_answers_is_asked_in_pieces(

@@ -44,6 +44,8 @@ def test_json_scores_beside_the_oracle(tmp_path: Path, scenario: str, capsys: py
     assert (status, err) == (0, "")
     document = json.loads(out)
     assert document["scenario"] == scenario and document["mode"] == "hpa"
+    expected = "Resource cpu, Utilization 70 %" if scenario == "cpu" else "Pods requests_per_second, AverageValue "
+    assert document["metric"].startswith(expected)
     assert document["oracle"]["cost"] == 1.0 and document["oracle"]["unserved"] == 0.0
     assert 0.9 < document["scores"]["cost"] < 2
     assert document["decisions"] == 715  # at 15, 30, ..., 10725 s: the trace ends at 10740 s
@@ -56,6 +58,7 @@ def test_text_output_and_chart(tmp_path: Path, capsys: pytest.CaptureFixture[str
     status, out, _ = _simulate("--trace", str(trace), "--chart", str(chart), capsys=capsys)
     assert status == 0
     assert "spec (hpa)" in out and "oracle" in out and "events/day" in out
+    assert "\nmetric: Resource cpu, Utilization 70 % (the scenario's; a spec's own metrics are not simulated)\n" in out
     assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
