@@ -83,8 +83,8 @@ def parse_time(text: str, *, flag: str) -> float:
 
 
 def _refusal(message: str) -> str:
-    """The `error` of Prometheus's JSON answer inside prometheus-api-client's "HTTP Status Code N (b'...')"; an
-    answer that is no Prometheus API error (an HTML page, another server) is named by its status alone."""
+    """The `error` of Prometheus's JSON answer inside prometheus-api-client's "HTTP Status Code N (b'...')"; another
+    answer (an HTML page, a proxy's refusal) by its status and the start of its body."""
     status = message.split(" (", 1)[0].removeprefix("HTTP Status Code ")
     start, end = message.find("{"), message.rfind("}")
     if 0 <= start < end:
@@ -94,20 +94,24 @@ def _refusal(message: str) -> str:
             body = None
         if isinstance(body, dict) and body.get("error"):
             return f"(HTTP {status}) {body['error']}"
-    if status.isdigit():
-        return f"(HTTP {status}): the answer is not a Prometheus API error (is the URL the server's base URL?)"
-    return message
+    if not status.isdigit():
+        return message
+    text = message.split(" (", 1)[1].removesuffix(")") if " (" in message else ""
+    text = " ".join(re.sub(r"<[^>]*>", " ", text.removeprefix("b").strip("'\"")).replace("\\n", " ").split())
+    hint = " (is the URL the server's base URL?)" if status == "404" else ""
+    return f"(HTTP {status}){hint}: {text[:160] or 'no body'}"
 
 
 def _unreachable(err: requests.RequestException) -> str:
-    """Why a request got no answer, without the client's nested retry text: the socket's error, or a timeout."""
+    """Why a request got no answer, without the client's nested retry text: the socket's or TLS's error, a timeout."""
     text = str(err)
-    found = re.search(r"\[Errno -?\d+\] [^\"')]+", text)
-    if found:
-        return found.group(0).strip()
+    for pattern in (r"\[Errno -?\d+\] [^\"')]+", r"\[SSL: \w+\][^\"')(]+"):
+        found = re.search(pattern, text)
+        if found:
+            return found.group(0).strip()
     if isinstance(err, requests.Timeout) or "timed out" in text:
         return "timed out"
-    return f"{type(err).__name__}: {text[:200]}"
+    return f"{type(err).__name__}: ...{text[-200:]}" if len(text) > 200 else f"{type(err).__name__}: {text}"
 
 
 # The most points Prometheus answers for one series of one query_range (its 11,000, with room): a longer range is
@@ -116,10 +120,20 @@ POINTS_PER_QUERY = 10_000
 
 
 def query_range(
-    url: str, query: str, *, start: float, end: float, step: float, timeout: float, flag: str, what: str = "demand"
+    url: str,
+    query: str,
+    *,
+    start: float,
+    end: float,
+    step: float,
+    timeout: float,
+    flag: str,
+    what: str = "demand",
+    span: float = math.inf,
 ) -> tuple[list[float], list[float]]:
     """One series of `query` over [start, end]: its times (Unix seconds) and values; InputError saying why not.
-    A range of more than POINTS_PER_QUERY steps is asked in pieces, each a query_range of its own."""
+    A range of more than POINTS_PER_QUERY steps is asked in pieces, each a query_range of its own, until `span`
+    seconds past the first point found are in (the simulation reads no further)."""
     client = PrometheusConnect(url=url.rstrip("/"), timeout=timeout, retry=Retry(total=0))
     series: dict[str, dict[float, str]] = {}
     piece = start
@@ -130,7 +144,7 @@ def query_range(
                 query,
                 start_time=datetime.fromtimestamp(piece, UTC),
                 end_time=datetime.fromtimestamp(last, UTC),
-                step=f"{step:g}",
+                step=f"{step:.15g}",
             )
         except requests.RequestException as err:
             raise InputError(f"{flag}: Prometheus at {url} did not answer: {_unreachable(err)}") from err
@@ -144,6 +158,9 @@ def query_range(
             points = series.setdefault(json.dumps(one.get("metric", {}), sort_keys=True), {})
             points.update((float(when), value) for when, value in one.get("values", []))
         piece = last + step
+        firsts = [min(points) for points in series.values() if points]
+        if firsts and last >= min(firsts) + span:
+            break
     if len(series) != 1:
         raise InputError(
             f"{flag}: the query returned {len(series)} series over the range; it must return one (aggregate it, "
@@ -197,8 +214,9 @@ def run(args: argparse.Namespace, *, out: IO[str], err: IO[str]) -> int:
         end = parse_time(args.end, flag="--end")
         if not end > start:
             raise InputError(f"--end: {args.end} is not after --start {args.start}")
-        if not (math.isfinite(args.query_step) and args.query_step > 0):
-            raise InputError(f"--query-step: must be a positive number of seconds, not {args.query_step}")
+        if not (math.isfinite(args.query_step) and args.query_step >= 1 and args.query_step == int(args.query_step)):
+            # The client sends whole-second times: a fractional step would not fall on the pieces' edges.
+            raise InputError(f"--query-step: must be a whole number of seconds, 1 or more, not {args.query_step:g}")
         factor = 1.0
         if args.per_second_factor is not None and args.per_second_factor.lower() != "none":
             try:
@@ -213,6 +231,7 @@ def run(args: argparse.Namespace, *, out: IO[str], err: IO[str]) -> int:
             step=args.query_step,
             timeout=args.timeout,
             flag="--query",
+            span=model.max_days * 86400,
         )
         first = times[0]
         try:
@@ -235,6 +254,7 @@ def run(args: argparse.Namespace, *, out: IO[str], err: IO[str]) -> int:
                 timeout=args.timeout,
                 flag="--replicas-query",
                 what="a replica count",
+                span=model.max_days * 86400,
             )
             steps, counts, cost = actual_replicas(
                 [t - first for t in r_times],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -11,7 +12,7 @@ from autoscaler.spec.errors import Problem, join
 from autoscaler.spec.shadow import DEFAULT_MODE
 
 _DEFAULTS = PredictiveSpec()
-# The sync period a spec without syncPeriodSeconds is read at (the daemon's default, the HPA's 15 s).
+# The sync period the rule assumes for a spec without syncPeriodSeconds: the daemon's default (the HPA's 15 s).
 DEFAULT_SYNC_SECONDS = 15
 
 
@@ -226,25 +227,23 @@ class PredictiveModel(BaseModel):
 def predictive_problems(spec: Any, *, path: str) -> list[Problem]:
     """The rules across fields: `predictive` is read only with `mode: predictive`, and its `minHistorySeconds` can be
     reached: the mode keeps the samples younger than its longest window, one a sync period, so the history it has
-    spans at most that window less one sync period; a longer minimum would never leave the fallback."""
+    spans the largest multiple of the period below that window; a longer minimum would never leave the fallback."""
     predictive, mode = getattr(spec, "predictive", None), getattr(spec, "mode", DEFAULT_MODE)
-    if not isinstance(predictive, PredictiveModel):
-        return []
-    if isinstance(mode, str) and mode != "predictive":
+    if isinstance(predictive, PredictiveModel) and isinstance(mode, str) and mode != "predictive":
         return [(join(path, "predictive"), f"is read only with mode: predictive, not mode: {mode}")]
-    kept = max(
-        predictive.history_seconds,
-        predictive.trend_seconds,
-        predictive.scale_down_window_seconds,
-        predictive.burst_hold_seconds,
-    )
+    if mode != "predictive":
+        return []
+    given = predictive if isinstance(predictive, PredictiveModel) else PredictiveModel()
+    kept = max(given.history_seconds, given.trend_seconds, given.scale_down_window_seconds, given.burst_hold_seconds)
     sync = getattr(spec, "sync_period_seconds", None)
-    period = sync if isinstance(sync, int) else DEFAULT_SYNC_SECONDS
-    if predictive.min_history_seconds > kept - period:
+    period = sync if isinstance(sync, int) and sync > 0 else DEFAULT_SYNC_SECONDS
+    reachable = (math.ceil(kept / period) - 1) * period
+    if given.min_history_seconds > reachable:
+        default = "" if "min_history_seconds" in given.model_fields_set else " (the default)"
         return [
             (
                 join(path, "predictive.minHistorySeconds"),
-                f"{predictive.min_history_seconds} is more than the history the mode can have, {kept - period} s (it "
+                f"{given.min_history_seconds}{default} is more than the history the mode can have, {reachable} s (it "
                 f"keeps the samples of the last {kept} s, the longest of historySeconds, trendSeconds, "
                 f"scaleDownWindowSeconds and burstHoldSeconds, one every {period} s sync period): it would always "
                 "fall back to the HPA's answer",

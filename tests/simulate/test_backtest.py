@@ -9,10 +9,12 @@ import subprocess
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from autoscaler.cli import main
+from autoscaler.simulate import backtest
 from tests.metrics import server
 
 MINUTES = 240
@@ -127,8 +129,7 @@ def test_the_real_replicas_are_scored_and_drawn(
         pytest.param(
             "demand",
             "{prometheus}/elsewhere",
-            "Prometheus refused the query (HTTP 404): the answer is not a "
-            "Prometheus API error (is the URL the server's base URL?)",
+            "Prometheus refused the query (HTTP 404) (is the URL the server's base URL?): 404 page not found",
             id="not-the-base-url",
         ),
     ],
@@ -164,3 +165,52 @@ def test_a_range_of_more_points_than_prometheus_answers_is_asked_in_pieces(
     assert len(files) == json.loads(out)["scaleWrites"] > 0
     assert main(["replay", "-o", "jsonl", *map(str, files[:3])]) == 0
     assert all(json.loads(line)["rescale"] for line in capsys.readouterr().out.splitlines())
+
+
+def test_pieces_join_without_losing_or_doubling_a_point(
+    prometheus: str, start: datetime, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Pieces of 7 steps (35 boundaries over the data) give the run of one piece."""
+    query = ["backtest", "--prometheus", prometheus, "--query", 'sum(demand{app="web"})', *_range(start), "-o", "json"]
+    status, whole, _ = _cli(*query, capsys=capsys)
+    assert status == 0
+    monkeypatch.setattr(backtest, "POINTS_PER_QUERY", 7)
+    status, pieces, _ = _cli(*query, capsys=capsys)
+    assert status == 0
+    assert json.loads(pieces) == json.loads(whole)
+    times, _ = backtest.query_range(
+        prometheus, 'sum(demand{app="web"})', start=start.timestamp(), end=start.timestamp() + 60 * (MINUTES - 1),
+        step=60, timeout=5, flag="--query",
+    )  # fmt: skip
+    assert times == [start.timestamp() + 60 * m for m in range(MINUTES)]
+
+
+def test_a_fractional_step_is_refused(prometheus: str, start: datetime, capsys: pytest.CaptureFixture[str]) -> None:
+    range_ = _range(start)[:4]
+    status, out, err = _cli(
+        "backtest", "--prometheus", prometheus, "--query", "demand", *range_, "--query-step", "1.5", capsys=capsys
+    )
+    assert (status, out) == (1, "")
+    assert err == "autoscaler backtest: --query-step: must be a whole number of seconds, 1 or more, not 1.5\n"
+
+
+def test_no_piece_is_asked_past_max_days(
+    prometheus: str, start: datetime, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Pieces of 7 steps, 0.01 day (864 s) simulated: 3 queries (to 1,200 s), not the 35 the range would take."""
+    asked: list[datetime] = []
+    real = backtest.PrometheusConnect.custom_query_range
+
+    def counting(self: Any, query: str, **kwargs: Any) -> Any:
+        asked.append(kwargs["start_time"])
+        return real(self, query, **kwargs)
+
+    monkeypatch.setattr(backtest, "POINTS_PER_QUERY", 7)
+    monkeypatch.setattr(backtest.PrometheusConnect, "custom_query_range", counting)
+    status, out, err = _cli(
+        "backtest", "--prometheus", prometheus, "--query", 'sum(demand{app="web"})', *_range(start),
+        "--max-days", "0.01", "-o", "json", capsys=capsys,
+    )  # fmt: skip
+    assert (status, err) == (0, "")
+    assert asked == [start + timedelta(seconds=420 * k) for k in range(3)]
+    assert json.loads(out)["days"] == pytest.approx(0.01, abs=1e-4)
