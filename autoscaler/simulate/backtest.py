@@ -117,6 +117,8 @@ def _unreachable(err: requests.RequestException) -> str:
 # The most points Prometheus answers for one series of one query_range (its 11,000, with room): a longer range is
 # asked in pieces of this many steps.
 POINTS_PER_QUERY = 10_000
+# The largest replica count Kubernetes stores (an int32).
+INT32_MAX = 2**31 - 1
 
 
 def query_range(
@@ -130,6 +132,7 @@ def query_range(
     flag: str,
     what: str = "demand",
     span: float = math.inf,
+    largest: float = math.inf,
 ) -> tuple[list[float], list[float]]:
     """One series of `query` over [start, end]: its times (Unix seconds) and values; InputError saying why not.
     A range of more than POINTS_PER_QUERY steps is asked in pieces, each a query_range of its own, until `span`
@@ -170,9 +173,10 @@ def query_range(
     values: list[float] = []
     for when, value in sorted(next(iter(series.values())).items()):
         number = float(value)
-        if not math.isfinite(number) or number < 0:
+        if not (math.isfinite(number) and 0 <= number <= largest):
             stamp = datetime.fromtimestamp(when, UTC).isoformat()
-            raise InputError(f"{flag}: the value at {stamp} is {value}: {what} must be a finite number >= 0")
+            bound = f" and <= {largest:g}" if largest < math.inf else ""
+            raise InputError(f"{flag}: the value at {stamp} is {value}: {what} must be a finite number >= 0{bound}")
         times.append(when)
         values.append(number)
     if len(times) < 2:
@@ -255,6 +259,7 @@ def run(args: argparse.Namespace, *, out: IO[str], err: IO[str]) -> int:
                 flag="--replicas-query",
                 what="a replica count",
                 span=model.max_days * 86400,
+                largest=INT32_MAX,
             )
             steps, counts, cost = actual_replicas(
                 [t - first for t in r_times],

@@ -214,3 +214,15 @@ def test_no_piece_is_asked_past_max_days(
     assert (status, err) == (0, "")
     assert asked == [start + timedelta(seconds=420 * k) for k in range(3)]
     assert json.loads(out)["days"] == pytest.approx(0.01, abs=1e-4)
+
+
+def test_a_replica_count_beyond_int32_is_named(
+    prometheus: str, start: datetime, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out, err = _cli(
+        "backtest", "--prometheus", prometheus, "--query", 'sum(demand{app="web"})', *_range(start),
+        "--replicas-query", 'max(replicas{app="web"}) * 1e300', capsys=capsys,
+    )  # fmt: skip
+    assert (status, out) == (1, "")
+    assert "--replicas-query: the value at " in err and err.count("\n") == 1
+    assert err.endswith(": a replica count must be a finite number >= 0 and <= 2.14748e+09\n"), err
