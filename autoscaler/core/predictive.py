@@ -99,6 +99,11 @@ class PredictiveSpec:
     downscale_delay_seconds: int = 900
     downscale_delay_bypass: float = 0.65
 
+    @property
+    def kept_seconds(self) -> int:
+        """How far back the history is kept: the longest of the windows that read it."""
+        return max(self.history_seconds, self.scale_down_window_seconds, self.trend_seconds, self.burst_hold_seconds)
+
 
 @dataclass(frozen=True, slots=True)
 class Need:
@@ -166,7 +171,7 @@ def propose(
     """
     saturated = any(n.saturated for n in needs)
     plain = max((n.required for n in needs), default=0.0)
-    keep = max(spec.history_seconds, spec.scale_down_window_seconds, spec.trend_seconds, spec.burst_hold_seconds)
+    keep = spec.kept_seconds
     kept = tuple(s for s in history if 0 < (now - s[0]).total_seconds() < keep)
     factor = _saturation_factor(spec, kept, plain, now) if saturated else 1.0
     required = max((n.required * (factor if n.saturated else 1.0) for n in needs), default=0.0)

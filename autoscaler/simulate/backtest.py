@@ -32,6 +32,7 @@ from autoscaler.simulate.cli import (
     text,
 )
 from autoscaler.simulate.model import SCENARIOS, Model, oracle_count, prepare
+from autoscaler.spec.fields import INT32_MAX
 
 BACKTEST_HELP = """\
 Run a spec through the simulation of `autoscaler simulate` (docs/performance.md) with the demand read from
@@ -117,8 +118,6 @@ def _unreachable(err: requests.RequestException) -> str:
 # The most points Prometheus answers for one series of one query_range (its 11,000, with room): a longer range is
 # asked in pieces of this many steps.
 POINTS_PER_QUERY = 10_000
-# The largest replica count Kubernetes stores (an int32).
-INT32_MAX = 2**31 - 1
 
 
 def query_range(
@@ -139,6 +138,7 @@ def query_range(
     seconds past the first point found are in (the simulation reads no further)."""
     client = PrometheusConnect(url=url.rstrip("/"), timeout=timeout, retry=Retry(total=0))
     series: dict[str, dict[float, str]] = {}
+    first = math.inf  # the earliest point found
     piece = start
     while piece <= end:
         last = min(end, piece + (POINTS_PER_QUERY - 1) * step)
@@ -159,10 +159,11 @@ def query_range(
             raise InputError(f"{flag}: expected a range vector (matrix) answer, got {result!r:.200}")
         for one in result:
             points = series.setdefault(json.dumps(one.get("metric", {}), sort_keys=True), {})
-            points.update((float(when), value) for when, value in one.get("values", []))
+            for when, value in one.get("values", []):
+                points[float(when)] = value
+                first = min(first, float(when))
         piece = last + step
-        firsts = [min(points) for points in series.values() if points]
-        if firsts and last >= min(firsts) + span:
+        if last >= first + span:
             break
     if len(series) != 1:
         raise InputError(

@@ -234,7 +234,7 @@ def predictive_problems(spec: Any, *, path: str) -> list[Problem]:
     if mode != "predictive":
         return []
     given = predictive if isinstance(predictive, PredictiveModel) else PredictiveModel()
-    kept = max(given.history_seconds, given.trend_seconds, given.scale_down_window_seconds, given.burst_hold_seconds)
+    kept = given.to_core().kept_seconds
     sync = getattr(spec, "sync_period_seconds", None)
     period = sync if isinstance(sync, int) and sync > 0 else DEFAULT_SYNC_SECONDS
     reachable = (math.ceil(kept / period) - 1) * period
