@@ -32,7 +32,8 @@ The forecast, each sync period:
   `rise_margin` of that rise, at the same fill;
 - bursts: an unboosted need at least `burst_ratio` times the lowest of the `burst_rise_seconds` before it (at
   least one pod) rose faster than a new pod can start (a saturation onset alone is not one); such bursts come
-  back, so while one is in the last `burst_hold_seconds` the count covers, at the target, the largest need that
+  back, so while `burst_repeats` of them (rises more than `burst_rise_seconds` apart: one alone may be a spike
+  that does not come back) are in the last `burst_hold_seconds` the count covers, at the target, the largest need that
   `burst_readings` readings of that window reached (each as used, saturation factor included, or `burst_factor`
   x what was read, whichever is larger: a 60 s mean understates the peak of a burst shorter than it; one reading
   alone, which may have caught a burst's peak in its few scrapes, does not set the cover of the whole hold);
@@ -91,12 +92,13 @@ class PredictiveSpec:
     burst_ratio: float = 3.0
     burst_rise_seconds: int = 45
     burst_hold_seconds: int = 1200
-    burst_factor: float = 1.15
+    burst_factor: float = 1.2
     burst_readings: int = 2
+    burst_repeats: int = 2
     fill_noise: float = 0.0
     rise_margin: float = 0.3
     serving_window_seconds: int = 60
-    downscale_delay_seconds: int = 900
+    downscale_delay_seconds: int = 600
     downscale_delay_bypass: float = 0.65
 
     @property
@@ -255,9 +257,11 @@ def propose(
     if burst is not None and burst[1] > cover:
         cover = burst[1]
         reached = "largest need" if spec.burst_readings <= 1 else f"largest need {spec.burst_readings} readings reached"
+        seen = f", {burst[2]} bursts seen" if spec.burst_repeats > 1 else ""
         why = (
-            f"a burst x{burst[0]:.1f} in {spec.burst_rise_seconds} s within the last {spec.burst_hold_seconds} s: "
-            f"its window's {reached} (as used, or x{spec.burst_factor:g} as read), {burst[1]:.2f}, at the target"
+            f"a burst x{burst[0]:.1f} in {spec.burst_rise_seconds} s within the last {spec.burst_hold_seconds} s"
+            f"{seen}: its window's {reached} (as used, or x{spec.burst_factor:g} as read), {burst[1]:.2f}, "
+            "at the target"
         )
     wanted = current
     falls = cover < (1 - spec.tolerance_down) * current
@@ -316,9 +320,10 @@ def _fastest_rise(spec: PredictiveSpec, kept: Sequence[Sample], now: datetime) -
     return fastest
 
 
-def _burst(spec: PredictiveSpec, kept: Sequence[Sample], now: datetime) -> tuple[float, float] | None:
-    """The first burst of the hold window (its rise) and its cover: the largest need (as used, or `burst_factor` x
-    as read) that `burst_readings` of the window's readings reached; None without a burst."""
+def _burst(spec: PredictiveSpec, kept: Sequence[Sample], now: datetime) -> tuple[float, float, int] | None:
+    """The first burst of the hold window (its rise), its cover (the largest need, as used or `burst_factor` x as
+    read, that `burst_readings` of the window's readings reached) and the bursts seen; None with fewer than
+    `burst_repeats`."""
     if not spec.burst_hold_seconds:
         return None
     window = [s for s in kept if (now - s[0]).total_seconds() < spec.burst_hold_seconds]
@@ -327,15 +332,26 @@ def _burst(spec: PredictiveSpec, kept: Sequence[Sample], now: datetime) -> tuple
     # `burst_factor` x the need read, whichever is larger: a 60 s mean understates the peak of a shorter burst.
     # The level covered is the one `burst_readings` readings reached: a single reading that caught a burst's peak
     # in its few scrapes is no evidence that bursts that large come back, and would set the cover of the whole hold.
+    # Nor is a single burst: the cover is held once `burst_repeats` bursts were seen, a reading that rose within
+    # `burst_rise_seconds` of the last one being the same burst.
+    first = 0.0
+    seen = 0
+    last: datetime | None = None
     for i, (when, _, need) in enumerate(window):
         low = math.inf
         j = i - 1
         while j >= 0 and (when - window[j][0]).total_seconds() <= spec.burst_rise_seconds:
             low = min(low, window[j][2])
             j -= 1
-        if low < math.inf and need >= spec.burst_ratio * max(low, 1.0):
+        if low == math.inf or need < spec.burst_ratio * max(low, 1.0):
+            continue
+        if last is None or (when - last).total_seconds() > spec.burst_rise_seconds:
+            seen += 1
+            first = first or need / max(low, 1.0)
+        last = when
+        if seen >= spec.burst_repeats:
             covers = sorted((max(s[1], spec.burst_factor * s[2]) for s in window), reverse=True)
-            return need / max(low, 1.0), covers[min(len(covers), max(1, spec.burst_readings)) - 1]
+            return first, covers[min(len(covers), max(1, spec.burst_readings)) - 1], seen
     return None
 
 

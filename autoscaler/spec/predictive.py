@@ -193,6 +193,13 @@ class PredictiveModel(BaseModel):
         le=100,
         description="A burst's cover is the largest need this many readings of its window reached (1: the largest).",
     )
+    burst_repeats: int = Field(
+        _DEFAULTS.burst_repeats,
+        alias="burstRepeats",
+        ge=1,
+        le=100,
+        description="A burst's cover is held once this many bursts were seen in its window (1: from the first).",
+    )
 
     def to_core(self) -> PredictiveSpec:
         return PredictiveSpec(
@@ -221,6 +228,7 @@ class PredictiveModel(BaseModel):
             burst_hold_seconds=self.burst_hold_seconds,
             burst_factor=self.burst_factor,
             burst_readings=self.burst_readings,
+            burst_repeats=self.burst_repeats,
         )
 
 

@@ -334,17 +334,26 @@ def _timed(points: list[tuple[int, float]]) -> Samples:
 
 
 QUIET = [(ago, 1.0) for ago in range(300, 0, -15)]  # one pod needed every 15 s for the last 5 minutes
+# A second burst, ten minutes ago: one pod, then four within 15 s, then one again.
+BURST_AGAIN = [(660, 1.0), (645, 1.0), (630, 4.0), (615, 1.0), (600, 1.0)]
 
 
 @pytest.mark.parametrize(
     ("history", "proposal", "why"),
     [
         pytest.param(
+            _timed([(1000, 1.0), (985, 1.0), (970, 1.0), (955, 6.0), (940, 6.0), (925, 2.0), *BURST_AGAIN, *QUIET]),
+            8,
+            "a burst x6.0 in 45 s within the last 1200 s, 2 bursts seen: its window's largest need 2 readings reached "
+            "(as used, or x1.2 as read), 7.20, at the target",
+            id="bursts-that-came-back-are-covered-at-burstFactor-x-their-need",
+        ),
+        # Its two readings of 6 pods, 15 s apart, both 6 x the lowest need of the 45 s before them, are one burst.
+        pytest.param(
             _timed([(1000, 1.0), (985, 1.0), (970, 1.0), (955, 6.0), (940, 6.0), (925, 2.0), *QUIET]),
-            7,
-            "a burst x6.0 in 45 s within the last 1200 s: its window's largest need 2 readings reached (as used, or "
-            "x1.15 as read), 6.90, at the target",
-            id="a-burst-16-minutes-ago-is-covered-at-burstFactor-x-its-need",
+            1,
+            "the forecast x fill 0.8",
+            id="a-burst-that-did-not-come-back-is-not-held",
         ),
         pytest.param(
             _timed([(1200, 1.0), (1185, 2.0), (1170, 2.5), (1155, 2.9), (1140, 2.0), *QUIET]),
@@ -372,10 +381,11 @@ def _saturated(points: list[tuple[int, float, float]]) -> Samples:
 
 
 def test_a_burst_is_covered_at_burst_factor_times_what_was_read() -> None:
-    # A burst 16 minutes ago read 6 pods twice: the count covers 1.3 x 6 = 7.8 (burstFactor 1.3), or 6 with 1.
+    # A burst 16 minutes ago read 6 pods twice: the count covers 1.3 x 6 = 7.8 (burstFactor 1.3), or 6 with 1
+    # (held from the first burst: burstRepeats 1).
     history = _timed([(1000, 1.0), (985, 1.0), (970, 1.0), (955, 6.0), (940, 6.0), (925, 2.0), *QUIET])
     for burst_factor, proposal in ((1.3, 8), (1.0, 6)):
-        spec = PredictiveSpec(burst_factor=burst_factor)
+        spec = PredictiveSpec(burst_factor=burst_factor, burst_repeats=1)
         chosen, _, forecast = propose(spec, history, [Need(1.0)], hpa_proposal=1, current=3, now=NOW)
         assert chosen == proposal and "a burst x6.0 in 45 s" in forecast.explain()
 
@@ -384,21 +394,22 @@ def test_a_burst_is_covered_at_burst_factor_times_what_was_read() -> None:
     ("readings", "proposal", "reached"),
     [
         # The burst read 9 pods once and 5 pods on the next reading: the one reading alone does not set the cover;
-        # the level two readings reached, 5 x 1.15 = 5.75, does.
+        # the level two readings reached, 5 x 1.2 = 6, does.
         pytest.param(2, 6, "largest need 2 readings reached", id="burstReadings-2-covers-what-two-readings-reached"),
-        # burstReadings 1 (the rule before it): the largest reading, 9 x 1.15 = 10.35.
+        # burstReadings 1 (the rule before it): the largest reading, 9 x 1.2 = 10.8.
         pytest.param(1, 11, "largest need", id="burstReadings-1-covers-the-largest-reading"),
     ],
 )
 def test_a_burst_is_covered_at_the_level_burst_readings_reached(readings: int, proposal: int, reached: str) -> None:
     history = _timed([(1000, 1.0), (985, 1.0), (970, 1.0), (955, 9.0), (940, 5.0), (925, 2.0), *QUIET])
-    spec = PredictiveSpec(burst_readings=readings)
+    spec = PredictiveSpec(burst_readings=readings, burst_repeats=1)
     chosen, _, forecast = propose(spec, history, [Need(1.0)], hpa_proposal=1, current=3, now=NOW)
     assert forecast.fallback == "" and chosen == proposal
     assert f"a burst x9.0 in 45 s within the last 1200 s: its window's {reached} (as used" in forecast.explain()
 
 
-def test_burst_readings_is_validated_as_a_count() -> None:
+@pytest.mark.parametrize("field", ["burstReadings", "burstRepeats"])
+def test_the_burst_counts_are_validated_as_counts(field: str) -> None:
     base = {
         "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
         "maxReplicas": 10,
@@ -410,10 +421,10 @@ def test_burst_readings_is_validated_as_a_count() -> None:
             }
         ],
     }
-    assert load_spec({**base, "predictive": {"burstReadings": 3}}, scale_to_zero=False, path="spec").predictive
+    assert load_spec({**base, "predictive": {field: 3}}, scale_to_zero=False, path="spec").predictive
     for bad in (0, 101, 1.5):
-        with pytest.raises(SpecError, match="burstReadings"):
-            load_spec({**base, "predictive": {"burstReadings": bad}}, scale_to_zero=False, path="spec")
+        with pytest.raises(SpecError, match=field):
+            load_spec({**base, "predictive": {field: bad}}, scale_to_zero=False, path="spec")
 
 
 # A saturated reading counted twice whatever its rise (the factor of the version before saturationRise): the need
@@ -430,9 +441,9 @@ def test_a_saturation_onset_is_no_burst() -> None:
     assert kept[-1] == (NOW, 6.4, 3.2)
     assert forecast.fallback == "" and chosen == 6  # ceil((6.4 + 0.3 x the 1.2 read) x 0.8)
     assert "burst" not in forecast.explain()
-    # The same rise read unsaturated (an rps metric) is a burst: covered at 1.15 x 6.4 = 7.36 (once one reading
-    # sets the cover: with the default burstReadings 2 a second reading must reach the level first).
-    once = replace(DOUBLED, burst_readings=1)
+    # The same rise read unsaturated (an rps metric) is a burst: covered at 1.2 x 6.4 = 7.68 (once one reading
+    # and one burst set the cover: by default a second reading must reach the level and a second burst come first).
+    once = replace(DOUBLED, burst_readings=1, burst_repeats=1)
     chosen, _, forecast = propose(once, history, [Need(6.4)], hpa_proposal=7, current=2, now=NOW)
     assert chosen == 8 and "a burst x3.2 in 45 s" in forecast.explain()
 
