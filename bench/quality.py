@@ -128,7 +128,7 @@ def _settings(items: list[str]) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("folder", metavar="TRACES_DIR", help="a folder of trace CSVs with their .meta.json")
+    parser.add_argument("folder", metavar="TRACES_DIR", nargs="?", help="a folder of trace CSVs with their .meta.json")
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel processes")
     parser.add_argument("--modes", nargs="+", default=list(MODE_SPECS), choices=list(MODE_SPECS))
@@ -142,6 +142,14 @@ def main(argv: list[str] | None = None) -> int:
         help="a field of spec.predictive, e.g. fill=0.75 (repeatable)",
     )
     args = parser.parse_args(argv)
+    if args.folder is None:
+        # `--traces a b TRACES_DIR`: the list takes the folder as a name; say so rather than that it is missing.
+        taken = [name for name in args.traces or () if Path(name).is_dir()]
+        if taken:
+            parser.error(
+                f"TRACES_DIR is missing: {taken[-1]} was read as a name of --traces; give TRACES_DIR before --traces"
+            )
+        parser.error("the following arguments are required: TRACES_DIR")
     if args.jobs < 1:
         print(f"bench/quality.py: --jobs: must be 1 or more, not {args.jobs}", file=sys.stderr)
         return 1

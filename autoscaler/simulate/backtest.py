@@ -25,6 +25,7 @@ from autoscaler.simulate.cli import (
     InputError,
     add_model_flags,
     base_spec,
+    factor_of,
     model_of,
     run_prepared,
     settings_of,
@@ -39,6 +40,7 @@ Run a spec through the simulation of `autoscaler simulate` (docs/performance.md)
 Prometheus: the --query expression, one series of demand per second (sum it), evaluated with query_range
 from --start to --end every --query-step seconds. --replicas-query, one series, is the replicas the workload
 really had: its cost against the oracle is printed, and it is drawn beside the simulated replicas.
+--per-second-factor multiplies the query's values (default, or 'none': as they are).
 
 Exit status: 0 on success, 1 when Prometheus cannot answer or its answer cannot be used (the message says
 which query and why), or a spec or parameter is wrong, 2 for a usage error.
@@ -209,12 +211,14 @@ def actual_replicas(
 
 def run(args: argparse.Namespace, *, out: IO[str], err: IO[str]) -> int:
     """`autoscaler backtest`; 1 with one message on standard error when an input or an answer is wrong."""
-    from autoscaler.simulate.chart import ChartError, draw
+    from autoscaler.simulate.chart import ChartError, check, draw
 
     try:
         model = model_of(args)
         settings = settings_of(args)
         base = base_spec(args)
+        if args.chart:
+            check(args.chart)
         start = parse_time(args.start, flag="--start")
         end = parse_time(args.end, flag="--end")
         if not end > start:
@@ -222,12 +226,9 @@ def run(args: argparse.Namespace, *, out: IO[str], err: IO[str]) -> int:
         if not (math.isfinite(args.query_step) and args.query_step >= 1 and args.query_step == int(args.query_step)):
             # The client sends whole-second times: a fractional step would not fall on the pieces' edges.
             raise InputError(f"--query-step: must be a whole number of seconds, 1 or more, not {args.query_step:g}")
-        factor = 1.0
-        if args.per_second_factor is not None and args.per_second_factor.lower() != "none":
-            try:
-                factor = float(args.per_second_factor)
-            except ValueError:
-                raise InputError(f"--per-second-factor: not a number: {args.per_second_factor!r}") from None
+        # The query's values as they are (no factor, or 'none'), or times a positive factor.
+        given = factor_of(args)
+        factor = given if isinstance(given, float) else 1.0
         times, values = query_range(
             args.prometheus,
             args.query,
@@ -272,8 +273,6 @@ def run(args: argparse.Namespace, *, out: IO[str], err: IO[str]) -> int:
             )
             actual = (steps, counts)
             document["actual"] = {"cost": cost, "meanReplicas": sum(counts) / len(counts)}
-        if args.chart:
-            draw(result, args.chart, title=f"backtest: {args.query} ({args.scenario})", actual=actual)
     except (InputError, ChartError) as error:
         print(f"autoscaler backtest: {error}", file=err)
         return 1
@@ -287,4 +286,11 @@ def run(args: argparse.Namespace, *, out: IO[str], err: IO[str]) -> int:
                 f"(mean {document['actual']['meanReplicas']:.1f} replicas)"
             )
         print("\n".join(lines), file=out)
+    # After the scores: a chart that fails to be written after all does not lose them.
+    if args.chart:
+        try:
+            draw(result, args.chart, title=f"backtest: {args.query} ({args.scenario})", actual=actual)
+        except ChartError as error:
+            print(f"autoscaler backtest: {error}", file=err)
+            return 1
     return 0

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from pathlib import Path
 
 from autoscaler.simulate.model import Result
 
@@ -11,6 +13,26 @@ MISSING = "the chart needs matplotlib, which is not installed: pip install 'auto
 
 class ChartError(Exception):
     """The chart could not be drawn (matplotlib missing, or the file not writable)."""
+
+
+def check(path: str) -> None:
+    """Raise ChartError, before a run, when the chart cannot be written: matplotlib missing, a format it does not
+    know by the extension, or a folder that is not there or not writable (a failure after the run would lose it)."""
+    try:
+        from matplotlib.backend_bases import FigureCanvasBase
+    except ImportError as err:
+        raise ChartError(MISSING) from err
+    extension = Path(path).suffix.lstrip(".").lower()
+    known = FigureCanvasBase.get_supported_filetypes()
+    if extension not in known:
+        raise ChartError(
+            f"{path}: not a chart format matplotlib writes (by the extension): use one of {', '.join(sorted(known))}"
+        )
+    folder = Path(path).parent
+    if not folder.is_dir():
+        raise ChartError(f"{path}: cannot write the chart: {folder} is not a directory")
+    if not os.access(folder, os.W_OK):
+        raise ChartError(f"{path}: cannot write the chart: {folder} is not writable")
 
 
 def draw(

@@ -41,7 +41,8 @@ The trace is a CSV `timestamp_seconds,value` with its sidecar NAME.meta.json (to
 the traces of docs/performance.md; --per-second-factor replaces the sidecar.
 
 Exit status: 0 on success, 1 when the trace, the spec or a parameter is wrong (the message names the line
-or the field), 2 for a usage error.
+or the field) or the chart cannot be written (checked before the run; a failure after it comes after the
+scores, which are printed), 2 for a usage error.
 """
 
 # The model's parameters, their flags and help; each flag's default is the model's.
@@ -285,12 +286,14 @@ def text(document: dict[str, Any]) -> str:
 
 def run(args: argparse.Namespace, *, out: IO[str], err: IO[str]) -> int:
     """`autoscaler simulate`; 1 with one message on standard error when an input is wrong."""
-    from autoscaler.simulate.chart import ChartError, draw
+    from autoscaler.simulate.chart import ChartError, check, draw
 
     try:
         model = model_of(args)
         settings = settings_of(args)
         base = base_spec(args)
+        if args.chart:
+            check(args.chart)
         trace = load_trace(args.trace, per_second_factor=factor_of(args))
         try:
             prepared = prepare(trace.times, trace.rates(), model=model)
@@ -300,10 +303,15 @@ def run(args: argparse.Namespace, *, out: IO[str], err: IO[str]) -> int:
             prepared, scenario=args.scenario, base=base, model=model, settings=settings, snapshots=args.snapshots
         )
         document = summary(result, source=trace.name, spec=spec)
-        if args.chart:
-            draw(result, args.chart, title=f"{trace.name}, {args.scenario}, mode {document['mode']}")
     except (InputError, TraceError, ChartError) as error:
         print(f"autoscaler simulate: {error}", file=err)
         return 1
+    # The scores first: a chart that fails to be written after all does not lose them.
     print(json.dumps(document, indent=2) if args.output == "json" else text(document), file=out)
+    if args.chart:
+        try:
+            draw(result, args.chart, title=f"{trace.name}, {args.scenario}, mode {document['mode']}")
+        except ChartError as error:
+            print(f"autoscaler simulate: {error}", file=err)
+            return 1
     return 0

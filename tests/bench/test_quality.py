@@ -101,3 +101,17 @@ def test_a_bad_trace_among_good_ones_is_named_before_any_run(
 def test_traces_dir_must_be_a_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert quality.main([str(tmp_path / "nowhere")]) == 1
     assert capsys.readouterr().err == f"bench/quality.py: TRACES_DIR: {tmp_path / 'nowhere'} is not a directory\n"
+
+
+def test_traces_dir_after_the_traces_list_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--traces NAME TRACES_DIR`: the list takes the folder as a name; the usage error says so, not only that
+    TRACES_DIR is missing."""
+    folder = _folder(tmp_path)
+    with pytest.raises(SystemExit) as exit_:
+        quality.main(["--traces", "saw", str(folder)])
+    assert exit_.value.code == 2
+    assert f"TRACES_DIR is missing: {folder} was read as a name of --traces" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        quality.main(["--traces", "saw"])
+    assert "the following arguments are required: TRACES_DIR" in capsys.readouterr().err
+    assert _run(folder, "--traces", "saw", "--scenarios", "rps", "--modes", "hpa")[0]["trace"] == "saw"

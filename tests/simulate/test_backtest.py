@@ -194,6 +194,33 @@ def test_a_fractional_step_is_refused(prometheus: str, start: datetime, capsys: 
     assert err == "autoscaler backtest: --query-step: must be a whole number of seconds, 1 or more, not 1.5\n"
 
 
+@pytest.mark.parametrize(
+    ("factor", "message"),
+    [
+        pytest.param("-1", "--per-second-factor: must be positive, not -1", id="negative"),
+        pytest.param("inf", "--per-second-factor: must be positive, not inf", id="infinite"),
+        pytest.param("x", "--per-second-factor: not a number or 'none': 'x'", id="not-a-number"),
+    ],
+)
+def test_a_bad_factor_is_refused_before_any_query(
+    start: datetime, factor: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Checked as simulate's flag is, before Prometheus is asked (no server listens at the URL given)."""
+    status, out, err = _cli(
+        "backtest",
+        "--prometheus",
+        "http://127.0.0.1:9",
+        "--query",
+        "demand",
+        *_range(start),
+        "--per-second-factor",
+        factor,
+        capsys=capsys,
+    )
+    assert (status, out) == (1, "")
+    assert err == f"autoscaler backtest: {message}\n"
+
+
 def test_no_piece_is_asked_past_max_days(
     prometheus: str, start: datetime, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

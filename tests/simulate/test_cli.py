@@ -62,6 +62,28 @@ def test_text_output_and_chart(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_a_chart_that_fails_after_the_run_keeps_the_scores(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The scores are printed first: a chart that cannot be written after all (a full disk) does not lose them."""
+    from matplotlib.figure import Figure
+
+    def full(*_: object, **__: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Figure, "savefig", full)
+    trace = _trace(tmp_path, _swell())
+    status, out, err = _simulate(
+        "--trace", str(trace), "--chart", str(tmp_path / "out.png"), "-o", "json", capsys=capsys
+    )
+    assert status == 1
+    assert json.loads(out)["decisions"] == 715
+    assert (
+        err
+        == f"autoscaler simulate: {tmp_path / 'out.png'}: cannot write the chart: [Errno 28] No space left on device\n"
+    )
+
+
 def test_snapshots_replay_to_the_same_decision(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     trace = _trace(tmp_path, _swell())
     folder = tmp_path / "snaps"
@@ -110,6 +132,9 @@ def test_snapshots_replay_to_the_same_decision(tmp_path: Path, capsys: pytest.Ca
         pytest.param(
             _swell(), META, ["--capacity", "1e-300"], "the oracle would run 7.14e+301 pods", id="tiny-capacity"
         ),
+        # A chart that cannot be written is refused before the run, which it would otherwise follow.
+        pytest.param(_swell(), META, ["--chart", "nowhere/out.png"], "nowhere is not a directory", id="chart-folder"),
+        pytest.param(_swell(), META, ["--chart", "out.xyz"], "not a chart format matplotlib writes", id="chart-format"),
     ],
 )
 def test_a_bad_trace_or_flag_is_named(
