@@ -349,10 +349,11 @@ def _burst(spec: PredictiveSpec, kept: Sequence[Sample], now: datetime) -> tuple
             seen += 1
             first = first or need / max(low, 1.0)
         last = when
-        if seen >= spec.burst_repeats:
-            covers = sorted((max(s[1], spec.burst_factor * s[2]) for s in window), reverse=True)
-            return first, covers[min(len(covers), max(1, spec.burst_readings)) - 1], seen
-    return None
+    # Every burst of the window counted (the explanation says how many), not only the first `burst_repeats`.
+    if seen < spec.burst_repeats:
+        return None
+    covers = sorted((max(s[1], spec.burst_factor * s[2]) for s in window), reverse=True)
+    return first, covers[min(len(covers), max(1, spec.burst_readings)) - 1], seen
 
 
 def serving_pods(

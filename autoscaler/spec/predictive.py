@@ -176,7 +176,7 @@ class PredictiveModel(BaseModel):
         alias="burstHoldSeconds",
         ge=0,
         le=3600,
-        description="After a burst, the largest need of this window is covered at the target; 0: no burst rule.",
+        description="Once burstRepeats bursts are in this window, its largest need is covered at the target (0: off).",
     )
     burst_factor: float = Field(
         _DEFAULTS.burst_factor,
