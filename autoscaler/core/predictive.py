@@ -32,11 +32,12 @@ The forecast, each sync period:
   `rise_margin` of that rise, at the same fill;
 - bursts: an unboosted need at least `burst_ratio` times the lowest of the `burst_rise_seconds` before it (at
   least one pod) rose faster than a new pod can start (a saturation onset alone is not one); such bursts come
-  back, so while `burst_repeats` of them (rises more than `burst_rise_seconds` apart: one alone may be a spike
-  that does not come back) are in the last `burst_hold_seconds` the count covers, at the target, the largest need that
-  `burst_readings` readings of that window reached (each as used, saturation factor included, or `burst_factor`
-  x what was read, whichever is larger: a 60 s mean understates the peak of a burst shorter than it; one reading
-  alone, which may have caught a burst's peak in its few scrapes, does not set the cover of the whole hold);
+  back, so while `burst_repeats` of them (each more than `burst_rise_seconds` after the first reading of the one
+  before: one alone may be a spike that does not come back) are in the last `burst_hold_seconds` the count
+  covers, at the target, the largest need that `burst_readings` readings of that window reached (each as used,
+  saturation factor included, or `burst_factor` x what was read, whichever is larger: a 60 s mean understates
+  the peak of a burst shorter than it; one reading alone, which may have caught a burst's peak in its few
+  scrapes, does not set the cover of the whole hold);
   Knative's panic mode: no scale-down while panicking;
 - the count moves only when what it covers is more than `tolerance_up` above or `tolerance_down` below it
   (fewer, larger writes: up in one step to the forecast plus `headroom`, down in one step to what it covers),
@@ -333,10 +334,11 @@ def _burst(spec: PredictiveSpec, kept: Sequence[Sample], now: datetime) -> tuple
     # The level covered is the one `burst_readings` readings reached: a single reading that caught a burst's peak
     # in its few scrapes is no evidence that bursts that large come back, and would set the cover of the whole hold.
     # Nor is a single burst: the cover is held once `burst_repeats` bursts were seen, a reading that rose within
-    # `burst_rise_seconds` of the last one being the same burst.
+    # `burst_rise_seconds` of its burst's first reading being the same burst (measured from the first: spikes every
+    # 30 s for ten minutes are bursts that came back, not one long burst).
     first = 0.0
     seen = 0
-    last: datetime | None = None
+    start: datetime | None = None
     for i, (when, _, need) in enumerate(window):
         low = math.inf
         j = i - 1
@@ -345,10 +347,10 @@ def _burst(spec: PredictiveSpec, kept: Sequence[Sample], now: datetime) -> tuple
             j -= 1
         if low == math.inf or need < spec.burst_ratio * max(low, 1.0):
             continue
-        if last is None or (when - last).total_seconds() > spec.burst_rise_seconds:
+        if start is None or (when - start).total_seconds() > spec.burst_rise_seconds:
             seen += 1
             first = first or need / max(low, 1.0)
-        last = when
+            start = when
     # Every burst of the window counted (the explanation says how many), not only the first `burst_repeats`.
     if seen < spec.burst_repeats:
         return None

@@ -246,9 +246,10 @@ def predictive_problems(spec: Any, *, path: str) -> list[Problem]:
     sync = getattr(spec, "sync_period_seconds", None)
     period = sync if isinstance(sync, int) and sync > 0 else DEFAULT_SYNC_SECONDS
     reachable = (math.ceil(kept / period) - 1) * period
+    problems: list[Problem] = []
     if given.min_history_seconds > reachable:
         default = "" if "min_history_seconds" in given.model_fields_set else " (the default)"
-        return [
+        problems.append(
             (
                 join(path, "predictive.minHistorySeconds"),
                 f"{given.min_history_seconds}{default} is more than the history the mode can have, {reachable} s (it "
@@ -256,5 +257,26 @@ def predictive_problems(spec: Any, *, path: str) -> list[Problem]:
                 f"scaleDownWindowSeconds and burstHoldSeconds, one every {period} s sync period): it would always "
                 "fall back to the HPA's answer",
             )
-        ]
-    return []
+        )
+    bursts = _most_bursts(given, period)
+    if given.burst_hold_seconds and given.burst_repeats > bursts:
+        problems.append(
+            (
+                join(path, "predictive.burstRepeats"),
+                f"{given.burst_repeats} is more than the bursts burstHoldSeconds can hold, {bursts} (one every "
+                f"{period} s sync period, each more than burstRiseSeconds, {given.burst_rise_seconds} s, after the "
+                "one before): no burst would ever be covered",
+            )
+        )
+    return problems
+
+
+def _most_bursts(given: PredictiveModel, period: int) -> int:
+    """The most bursts `burstHoldSeconds` can see: a reading every period, the first of the window only a low for the
+    next (a burst rises from a reading before it), each burst's first reading more than `burstRiseSeconds` after
+    the one before."""
+    readings = math.ceil(given.burst_hold_seconds / period)  # the ages 0, period, ... below the hold
+    if readings < 2:
+        return 0
+    gap = (given.burst_rise_seconds // period + 1) * period
+    return 1 + (readings - 2) * period // gap
