@@ -338,6 +338,15 @@ QUIET = [(ago, 1.0) for ago in range(300, 0, -15)]  # one pod needed every 15 s 
 BURST_AGAIN = [(660, 1.0), (645, 1.0), (630, 4.0), (615, 1.0), (600, 1.0)]
 
 
+# A second burst, two minutes after one at 1270 s ago: one pod, then four within 15 s, then one again.
+BURST_LATER = [(1180, 1.0), (1165, 1.0), (1150, 4.0), (1135, 1.0)]
+
+
+def _spikes(first: int, last: int, every: int) -> list[tuple[int, float]]:
+    """One pod needed every 15 s from `first` to `last` seconds ago, four on every `every` seconds of it."""
+    return [(ago, 4.0 if (first - ago) % every == every - 15 else 1.0) for ago in range(first, last, -15)]
+
+
 @pytest.mark.parametrize(
     ("history", "proposal", "why"),
     [
@@ -367,26 +376,6 @@ BURST_AGAIN = [(660, 1.0), (645, 1.0), (630, 4.0), (615, 1.0), (600, 1.0)]
             "the forecast x fill 0.8",
             id="a-burst-older-than-the-hold-is-forgotten",
         ),
-    ],
-)
-def test_a_burst_faster_than_a_start_up_is_held_at_the_target(history: Samples, proposal: int, why: str) -> None:
-    chosen, _, forecast = propose(SPEC, history, [Need(1.0)], hpa_proposal=1, current=3, now=NOW)
-    assert forecast.fallback == "" and chosen == proposal
-    assert f"({why}; HPA alone: 1)" in forecast.explain()
-
-
-# A second burst, two minutes after one at 1270 s ago: one pod, then four within 15 s, then one again.
-BURST_LATER = [(1180, 1.0), (1165, 1.0), (1150, 4.0), (1135, 1.0)]
-
-
-def _spikes(first: int, last: int, every: int) -> list[tuple[int, float]]:
-    """One pod needed every 15 s from `first` to `last` seconds ago, four on every `every` seconds of it."""
-    return [(ago, 4.0 if (first - ago) % every == every - 15 else 1.0) for ago in range(first, last, -15)]
-
-
-@pytest.mark.parametrize(
-    ("history", "proposal", "why"),
-    [
         # A second burst 2 minutes after the first, which has left the 1200 s hold since: one burst in the window.
         pytest.param(
             _timed([(1300, 1.0), (1285, 1.0), (1270, 6.0), (1255, 6.0), (1240, 2.0), *BURST_LATER, *QUIET]),
@@ -414,9 +403,7 @@ def _spikes(first: int, last: int, every: int) -> list[tuple[int, float]]:
         ),
     ],
 )
-def test_bursts_are_counted_as_rises_more_than_burst_rise_seconds_apart(
-    history: Samples, proposal: int, why: str
-) -> None:
+def test_a_burst_faster_than_a_start_up_is_held_at_the_target(history: Samples, proposal: int, why: str) -> None:
     chosen, _, forecast = propose(SPEC, history, [Need(1.0)], hpa_proposal=1, current=3, now=NOW)
     assert forecast.fallback == "" and chosen == proposal
     assert f"({why}; HPA alone: 1)" in forecast.explain()
