@@ -24,7 +24,7 @@ def check(path: str) -> None:
         raise ChartError(MISSING) from err
     extension = Path(path).suffix.lstrip(".").lower()
     known = FigureCanvasBase.get_supported_filetypes()
-    if extension not in known:
+    if extension and extension not in known:  # none: matplotlib writes a PNG and adds .png to the name
         raise ChartError(
             f"{path}: not a chart format matplotlib writes (by the extension): use one of {', '.join(sorted(known))}"
         )
