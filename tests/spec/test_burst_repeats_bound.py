@@ -45,7 +45,7 @@ def _held(spec: PredictiveSpec, sync: int, window: tuple[float, ...]) -> bool:
 
 
 def _params() -> list[object]:
-    params = []
+    params: list[object] = []
     for sync, hold in ((15, 120), (30, 240), (45, 300), (60, 480)):
         for rise in (15, 45, 60, 100):
             marks = []
