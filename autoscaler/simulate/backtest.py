@@ -43,7 +43,8 @@ really had: its cost against the oracle is printed, and it is drawn beside the s
 --per-second-factor multiplies the query's values (default, or 'none': as they are).
 
 Exit status: 0 on success, 1 when Prometheus cannot answer or its answer cannot be used (the message says
-which query and why), or a spec or parameter is wrong, 2 for a usage error.
+which query and why), a spec or parameter is wrong, or the chart cannot be written (checked before the run; a
+failure after it comes after the scores, which are printed), 2 for a usage error.
 """
 
 
@@ -217,7 +218,7 @@ def run(args: argparse.Namespace, *, out: IO[str], err: IO[str]) -> int:
         model = model_of(args)
         settings = settings_of(args)
         base = base_spec(args)
-        if args.chart:
+        if args.chart is not None:
             check(args.chart)
         start = parse_time(args.start, flag="--start")
         end = parse_time(args.end, flag="--end")
@@ -287,7 +288,7 @@ def run(args: argparse.Namespace, *, out: IO[str], err: IO[str]) -> int:
             )
         print("\n".join(lines), file=out)
     # After the scores: a chart that fails to be written after all does not lose them.
-    if args.chart:
+    if args.chart is not None:
         try:
             draw(result, args.chart, title=f"backtest: {args.query} ({args.scenario})", actual=actual)
         except ChartError as error:

@@ -22,6 +22,12 @@ def check(path: str) -> None:
         from matplotlib.backend_bases import FigureCanvasBase
     except ImportError as err:
         raise ChartError(MISSING) from err
+    if not path:
+        raise ChartError("an empty path: give the chart's file name")
+    if Path(path).is_dir():
+        raise ChartError(f"{path}: cannot write the chart: it is a directory")
+    if Path(path).exists() and not os.access(path, os.W_OK):
+        raise ChartError(f"{path}: cannot write the chart: the file is not writable")
     extension = Path(path).suffix.lstrip(".").lower()
     known = FigureCanvasBase.get_supported_filetypes()
     if extension and extension not in known:  # none: matplotlib writes a PNG and adds .png to the name

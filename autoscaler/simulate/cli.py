@@ -292,7 +292,7 @@ def run(args: argparse.Namespace, *, out: IO[str], err: IO[str]) -> int:
         model = model_of(args)
         settings = settings_of(args)
         base = base_spec(args)
-        if args.chart:
+        if args.chart is not None:
             check(args.chart)
         trace = load_trace(args.trace, per_second_factor=factor_of(args))
         try:
@@ -308,7 +308,7 @@ def run(args: argparse.Namespace, *, out: IO[str], err: IO[str]) -> int:
         return 1
     # The scores first: a chart that fails to be written after all does not lose them.
     print(json.dumps(document, indent=2) if args.output == "json" else text(document), file=out)
-    if args.chart:
+    if args.chart is not None:
         try:
             draw(result, args.chart, title=f"{trace.name}, {args.scenario}, mode {document['mode']}")
         except ChartError as error:

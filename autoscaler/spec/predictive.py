@@ -258,6 +258,19 @@ def predictive_problems(spec: Any, *, path: str) -> list[Problem]:
                 "fall back to the HPA's answer",
             )
         )
+    if given.burst_rise_seconds < period and (given.burst_hold_seconds or given.saturation_rise):
+        # No reading is that close to the one before: no burst would be seen, and every saturated reading would
+        # count as one that rose from nothing (saturationRise in full).
+        default = "" if "burst_rise_seconds" in given.model_fields_set else " (the default)"
+        problems.append(
+            (
+                join(path, "predictive.burstRiseSeconds"),
+                f"{given.burst_rise_seconds}{default} is shorter than the {period} s sync period: no reading is that "
+                "close to the one before, so no burst would be seen and every saturated reading would count as a "
+                f"rise from nothing; give at least {period}, or burstHoldSeconds: 0 and saturationRise: 0",
+            )
+        )
+        return problems
     bursts = _most_bursts(given, period)
     if given.burst_hold_seconds and given.burst_repeats > bursts:
         problems.append(

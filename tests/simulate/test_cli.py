@@ -135,6 +135,8 @@ def test_snapshots_replay_to_the_same_decision(tmp_path: Path, capsys: pytest.Ca
         # A chart that cannot be written is refused before the run, which it would otherwise follow.
         pytest.param(_swell(), META, ["--chart", "nowhere/out.png"], "nowhere is not a directory", id="chart-folder"),
         pytest.param(_swell(), META, ["--chart", "out.xyz"], "not a chart format matplotlib writes", id="chart-format"),
+        pytest.param(_swell(), META, ["--chart", ""], "an empty path", id="chart-empty"),
+        pytest.param(_swell(), META, ["--chart", "."], ".: cannot write the chart: it is a directory", id="chart-dir"),
     ],
 )
 def test_a_bad_trace_or_flag_is_named(
