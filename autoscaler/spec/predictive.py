@@ -248,7 +248,7 @@ def predictive_problems(spec: Any, *, path: str) -> list[Problem]:
     reachable = (math.ceil(kept / period) - 1) * period
     problems: list[Problem] = []
     if given.min_history_seconds > reachable:
-        default = "" if "min_history_seconds" in given.model_fields_set else " (the default)"
+        default = _default_note(given, "min_history_seconds")
         problems.append(
             (
                 join(path, "predictive.minHistorySeconds"),
@@ -261,7 +261,7 @@ def predictive_problems(spec: Any, *, path: str) -> list[Problem]:
     if given.burst_rise_seconds < period and (given.burst_hold_seconds or given.saturation_rise):
         # No reading is that close to the one before: no burst would be seen, and every saturated reading would
         # count as one that rose from nothing (saturationRise in full).
-        default = "" if "burst_rise_seconds" in given.model_fields_set else " (the default)"
+        default = _default_note(given, "burst_rise_seconds")
         problems.append(
             (
                 join(path, "predictive.burstRiseSeconds"),
@@ -282,6 +282,11 @@ def predictive_problems(spec: Any, *, path: str) -> list[Problem]:
             )
         )
     return problems
+
+
+def _default_note(given: PredictiveModel, field: str) -> str:
+    """' (the default)' after a value the spec did not set, so the message says why a field not written is named."""
+    return "" if field in given.model_fields_set else " (the default)"
 
 
 def _most_bursts(given: PredictiveModel, period: int) -> int:
